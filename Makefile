@@ -1,0 +1,33 @@
+# Quick start: `make demo` and `make test` (each installs what is missing, configures, builds).
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build demo test bench format clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) > $(BUILD).configure.log || (cat $(BUILD).configure.log; exit 1)
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@$(BUILD)/apps/swarmfit integrate --config examples/demo.cfg
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@scripts/setup.sh bench
+	@$(BUILD)/apps/swarmfit bench
+
+format:
+	@git ls-files '*.cpp' '*.hpp' '*.cu' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD) $(BUILD).configure.log

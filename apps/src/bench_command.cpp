@@ -1,0 +1,190 @@
+// `swarmfit bench`: benchmarks B1-B5 of design/BENCHMARKS.md, printed as one table.
+// Every row reports steps, system-steps/s, pair evaluations/s (one symmetric pair per force
+// evaluation), kernel-only and end-to-end time, the fraction of the FP64 peak (GPU rows, from a
+// counted flop model), and the worst and median |dE/E| over the systems.
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "errors.hpp"
+#include "initial_conditions.hpp"
+#include "swarmfit/integrators/backend.hpp"
+
+namespace po = boost::program_options;
+
+namespace swarmfit::app {
+
+namespace {
+
+struct Row {
+  std::string bench, backend, integrator;
+  int n;
+  long systems;
+  double dt, t_end;
+  double steps = 0, kernel_ms = 0, total_ms = 0, worst = 0, median = 0;
+  double evaluations_per_step = 0;  // force evaluations per step (pairs counted once per evaluation)
+  double flops_per_step = 0;        // FP64 flop model per system-step (FMA = 2), GPU peak fraction
+};
+
+// FP64 flops of one Hermite P(EC)^2 step: per pair and evaluation 3+3 differences, r^2 (5),
+// sqrt + division (counted as 2), 1/r^2, G/r^3 (3), alpha (7), jerk terms (6), two mass factors
+// (2) and 24 accumulations = 60; per body predictor 18 + two correctors 2 x 30 = 78.
+double hermite_flops(int n) { return 2.0 * 60.0 * n * (n - 1) / 2 + 78.0 * n; }
+
+Row run(const std::string& bench, const std::string& backend, const std::string& integrator, int n, long systems,
+        double dt, double t_end, int threads, double tau = 1.7e-2) {
+  GeneratorSettings g;
+  g.num_systems = systems;
+  g.num_bodies = n;
+  g.seed = 20261122;
+  auto e = generate_swarm_ensemble(g);
+  RunRequest r;
+  r.integrator = find_integrator(integrator);
+  r.step.time_step = dt;
+  r.step.time_step_factor = tau;
+  r.step.mvs_splitting = MvsSplitting::kKeplerJumpKick;
+  r.destination_time = t_end;
+  r.threads = threads;
+  r.monitors.close_approach = 0.1;  // monitors on, as in production runs
+  r.monitors.rmax = 1000.0;
+  std::vector<double> e0(systems);
+  for (long s = 0; s < systems; ++s) e0[s] = e->energy(s, 1.0);
+  Row row{bench, backend, integrator, n, systems, dt, t_end};
+  if (backend == "cuda") {
+    Ensemble warm = *e;  // warm-up launch: module load and first-touch stay out of the numbers
+    RunRequest short_run = r;
+    short_run.destination_time = dt;
+    integrate_cuda(warm, short_run);
+    const DeviceTiming t = integrate_cuda(*e, r);
+    row.kernel_ms = t.kernel_ms;
+    row.total_ms = t.total_ms;
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    integrate_cpu(*e, r);
+    row.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    row.kernel_ms = row.total_ms;
+  }
+  std::vector<double> errors;
+  for (long s = 0; s < systems; ++s) {
+    row.steps += e->steps(s);
+    errors.push_back(std::fabs((e->energy(s, 1.0) - e0[s]) / e0[s]));
+  }
+  std::sort(errors.begin(), errors.end());
+  row.worst = errors.back();
+  const std::size_t k = errors.size() / 2;
+  row.median = errors.size() % 2 ? errors[k] : 0.5 * (errors[k - 1] + errors[k]);
+  const double pairs = n * (n - 1) / 2.0;
+  if (integrator.rfind("hermite", 0) == 0) {
+    row.evaluations_per_step = 2 * pairs;
+    row.flops_per_step = hermite_flops(n);
+  } else if (integrator.rfind("rkck", 0) == 0) {
+    row.evaluations_per_step = 6 * pairs;
+  } else if (integrator == "leapfrog") {
+    row.evaluations_per_step = pairs;
+  } else {
+    row.evaluations_per_step = (n - 1) * (n - 2) / 2.0;  // MVS: planet-planet pairs only
+  }
+  return row;
+}
+
+void print(const std::vector<Row>& rows, double peak_tflops) {
+  std::cout << std::left << std::setw(4) << "B" << std::setw(6) << "back" << std::setw(17) << "integrator" << std::right
+            << std::setw(3) << "n" << std::setw(8) << "systems" << std::setw(8) << "dt" << std::setw(6) << "T"
+            << std::setw(10) << "steps" << std::setw(11) << "kernel_ms" << std::setw(10) << "total_ms" << std::setw(11)
+            << "sys-step/s" << std::setw(10) << "pairs/s" << std::setw(7) << "FP64%" << std::setw(10) << "worst_dE"
+            << std::setw(10) << "median_dE"
+            << "\n";
+  for (const Row& r : rows) {
+    const double rate = r.steps / (r.kernel_ms * 1e-3);
+    std::ostringstream fraction;
+    if (r.backend == "cuda" && r.flops_per_step > 0)
+      fraction << std::fixed << std::setprecision(0) << 100.0 * rate * r.flops_per_step / (peak_tflops * 1e12);
+    else
+      fraction << "-";
+    std::cout << std::left << std::setw(4) << r.bench << std::setw(6) << r.backend << std::setw(17) << r.integrator
+              << std::right << std::setw(3) << r.n << std::setw(8) << r.systems << std::setw(8) << std::setprecision(2)
+              << r.dt << std::setw(6) << r.t_end << std::setw(10) << std::setprecision(3) << r.steps << std::setw(11)
+              << std::setprecision(4) << r.kernel_ms << std::setw(10) << r.total_ms << std::setw(11)
+              << std::setprecision(3) << rate << std::setw(10) << rate * r.evaluations_per_step << std::setw(7)
+              << fraction.str() << std::setw(10) << std::setprecision(2) << r.worst << std::setw(10) << r.median
+              << "\n";
+  }
+}
+
+}  // namespace
+
+int bench_command(int argc, char** argv) {
+  po::options_description options("swarmfit bench options");
+  options.add_options()("help,h", "this help")("only", po::value<std::string>()->default_value("B1,B2,B3,B4,B5"),
+                                               "comma-separated benchmarks to run")(
+      "backend", po::value<std::string>()->default_value("auto"),
+      "cpu, cuda, or auto (cuda if a device is present, and cpu)")(
+      "scale", po::value<double>()->default_value(1.0),
+      "multiply the number of systems by this (CPU runs default to 1/8 of the GPU sizes)")(
+      "threads", po::value<int>()->default_value(0), "CPU threads (0: all)")(
+      "peak", po::value<double>()->default_value(33.5),
+      "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+  if (vm.count("help")) {
+    std::cout
+        << options
+        << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
+           "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10). See design/BENCHMARKS.md.\n";
+    return 0;
+  }
+  const std::string only = "," + vm["only"].as<std::string>() + ",";
+  auto want = [&](const char* b) { return only.find(std::string(",") + b + ",") != std::string::npos; };
+  std::vector<std::string> backends;
+  const std::string backend = vm["backend"].as<std::string>();
+  if (backend == "auto") {
+    if (cuda_available()) backends.push_back("cuda");
+    backends.push_back("cpu");
+  } else if (backend == "cpu" || backend == "cuda") {
+    if (backend == "cuda" && !cuda_available()) throw InputError("command line: backend cuda: " + cuda_device_name());
+    backends.push_back(backend);
+  } else {
+    throw InputError("command line: backend must be cpu, cuda or auto");
+  }
+  const double scale = vm["scale"].as<double>();
+  const int threads = vm["threads"].as<int>();
+  std::cout << "swarmfit bench: CPU SIMD width " << cpu_simd_width() << ", threads " << (threads ? threads : 0)
+            << " (0 = all), GPU " << cuda_device_name() << "\n";
+  std::vector<Row> rows;
+  for (const std::string& b : backends) {
+    const double size = scale * (b == "cuda" ? 1.0 : 1.0 / 8);
+    auto systems = [&](long full) { return std::max(1L, static_cast<long>(full * size)); };
+    if (want("B1")) {
+      rows.push_back(run("B1", b, "hermite", 3, systems(131072), 1e-3, 1.0, threads));
+      rows.push_back(run("B1", b, "hermite", 3, systems(131072), 1e-4, 1.0, threads));
+    }
+    if (want("B2"))
+      for (int n : {3, 4, 5, 6, 8, 10, 16})
+        rows.push_back(run("B2", b, "hermite", n, systems(131072), 1e-3, n <= 8 ? 1.0 : 0.1, threads));
+    if (want("B3"))
+      for (int k = 0; k <= 10; k += 2)
+        rows.push_back(run("B3", b, "hermite", 3,
+                           std::max(1L, static_cast<long>((1024L << k) * (b == "cuda" ? 1 : 0.125))), 1e-3, 1.0,
+                           threads));
+    if (want("B4")) rows.push_back(run("B4", b, "hermite_adaptive", 3, systems(131072) / 8, 0.0, 10.0, threads));
+    if (want("B5"))
+      for (int n : {3, 6})
+        for (double dt : {1e-2, 1e-3}) rows.push_back(run("B5", b, "mvs", n, systems(131072) / 8, dt, 10.0, threads));
+  }
+  print(rows, vm["peak"].as<double>());
+  return 0;
+}
+
+}  // namespace swarmfit::app

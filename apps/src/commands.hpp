@@ -1,0 +1,8 @@
+#pragma once
+
+namespace swarmfit::app {
+
+int integrate_command(int argc, char** argv);
+int bench_command(int argc, char** argv);
+
+}  // namespace swarmfit::app

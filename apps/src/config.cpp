@@ -1,0 +1,114 @@
+#include "config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace po = boost::program_options;
+
+namespace swarmfit::app {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+void check_known(const std::string& key, const std::string& where, const po::options_description& known) {
+  if (known.find_nothrow(key, false) != nullptr) return;
+  std::string message = where + ": unknown key '" + key + "'";
+  const std::string suggestion = closest_key(key, known);
+  if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+  throw InputError(message);
+}
+
+}  // namespace
+
+std::string closest_key(const std::string& key, const po::options_description& known) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(3, key.size() / 2) + 1;
+  for (const auto& option : known.options()) {
+    const std::size_t d = edit_distance(key, option->long_name());
+    if (d < best_distance) {
+      best_distance = d;
+      best = option->long_name();
+    }
+  }
+  return best;
+}
+
+std::map<std::string, Setting> read_config_file(const std::string& path, const po::options_description& known) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the configuration file");
+  std::map<std::string, Setting> settings;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string where = path + ":" + std::to_string(number);
+    const auto comment = line.find_first_of("#;");
+    const std::string text = trim(comment == std::string::npos ? line : line.substr(0, comment));
+    if (text.empty()) continue;
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) throw InputError(where + ": expected 'key = value', got '" + text + "'");
+    const std::string key = trim(text.substr(0, equals));
+    const std::string value = trim(text.substr(equals + 1));
+    if (key.empty()) throw InputError(where + ": missing key before '='");
+    check_known(key, where, known);
+    if (settings.count(key))
+      throw InputError(where + ": key '" + key + "' given twice (first at " + settings[key].origin + ")");
+    settings[key] = Setting{value, where};
+  }
+  return settings;
+}
+
+void apply_overrides(std::map<std::string, Setting>& settings, const std::vector<std::string>& overrides,
+                     const po::options_description& known) {
+  for (const std::string& item : overrides) {
+    const auto equals = item.find('=');
+    if (equals == std::string::npos) throw InputError("command line: expected key=value, got '" + item + "'");
+    const std::string key = trim(item.substr(0, equals));
+    check_known(key, "command line", known);
+    settings[key] = Setting{trim(item.substr(equals + 1)), "command line"};
+  }
+}
+
+void store_settings(const std::map<std::string, Setting>& settings, const po::options_description& known,
+                    po::variables_map& vm) {
+  for (const auto& [key, setting] : settings) {
+    if (setting.value.empty()) throw InputError(setting.origin + ": key '" + key + "' has no value");
+    po::parsed_options parsed(&known);
+    parsed.options.push_back(po::option(key, {setting.value}));
+    try {
+      po::store(parsed, vm);
+    } catch (const po::error& e) {
+      throw InputError(setting.origin + ": key '" + key + "': invalid value '" + setting.value + "'");
+    }
+  }
+  // Defaults for everything not given.
+  po::parsed_options none(&known);
+  po::store(none, vm);
+  po::notify(vm);
+}
+
+}  // namespace swarmfit::app

@@ -1,0 +1,34 @@
+// Configuration: Swarm-NG-style "key = value" files plus key=value overrides on the command line.
+// Boost.Program_options holds the definitions (types, defaults, help text); our own line reader
+// keeps file and line numbers so that every error names them.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace swarmfit::app {
+
+struct Setting {
+  std::string value;
+  std::string origin;  // "FILE:LINE" or "command line"
+};
+
+// Parses `key = value` lines ('#' and ';' start comments; blank lines ignored). Throws
+// InputError("FILE:LINE: ...") for malformed lines or unknown keys (with the closest key).
+std::map<std::string, Setting> read_config_file(const std::string& path,
+                                                const boost::program_options::options_description& known);
+// Applies "key=value" overrides on top of `settings`.
+void apply_overrides(std::map<std::string, Setting>& settings, const std::vector<std::string>& overrides,
+                     const boost::program_options::options_description& known);
+// Converts every setting through Boost.Program_options into `vm` (defaults for the rest).
+// Conversion failures name the origin and key.
+void store_settings(const std::map<std::string, Setting>& settings,
+                    const boost::program_options::options_description& known,
+                    boost::program_options::variables_map& vm);
+
+// The closest known key by edit distance, or "" if nothing is close.
+std::string closest_key(const std::string& key, const boost::program_options::options_description& known);
+
+}  // namespace swarmfit::app

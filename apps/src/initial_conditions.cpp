@@ -1,0 +1,136 @@
+#include "initial_conditions.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "csv_table.hpp"
+#include "errors.hpp"
+
+namespace swarmfit::app {
+
+namespace {
+
+// SplitMix64 (Steele, Lea & Flood 2014): a counter-based hash, so a system's phases depend only
+// on (seed, system, planet).
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double uniform01(std::uint64_t seed, std::uint64_t system, std::uint64_t planet) {
+  const std::uint64_t h = splitmix64(splitmix64(splitmix64(seed) ^ system) ^ planet);
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+std::unique_ptr<Ensemble> generate_swarm_ensemble(const GeneratorSettings& s) {
+  auto e = std::make_unique<Ensemble>(s.num_systems, s.num_bodies);
+  const double two_pi = 6.283185307179586;
+  for (long sys = 0; sys < s.num_systems; ++sys) {
+    e->mass(sys, 0) = 1.0;
+    for (int i = 1; i < s.num_bodies; ++i) {
+      const double a = std::pow(1.0 + s.spacing_factor, i - 1);
+      const double speed = std::sqrt(s.G * (1.0 + s.planet_mass) / a);
+      const double phase = two_pi * uniform01(s.seed, static_cast<std::uint64_t>(sys), static_cast<std::uint64_t>(i));
+      e->mass(sys, i) = s.planet_mass;
+      e->position(sys, i, 0) = a * std::cos(phase);
+      e->position(sys, i, 1) = a * std::sin(phase);
+      e->velocity(sys, i, 0) = -speed * std::sin(phase);
+      e->velocity(sys, i, 1) = speed * std::cos(phase);
+    }
+  }
+  return e;
+}
+
+std::unique_ptr<Ensemble> read_initial_conditions(const std::string& path) {
+  const std::vector<CsvRow> rows = read_csv(path);
+  if (rows.empty()) throw InputError(path + ": empty file (expected a header and one row per body)");
+  const std::vector<std::string> required = {"system", "body", "mass", "x", "y", "z", "vx", "vy", "vz"};
+  std::map<std::string, std::size_t> column;
+  for (std::size_t k = 0; k < rows[0].fields.size(); ++k) column[rows[0].fields[k]] = k;
+  for (const auto& name : required) {
+    if (!column.count(name))
+      throw InputError(path + ":" + std::to_string(rows[0].line) + ": header lacks column '" + name + "'");
+  }
+  if (rows.size() < 2) throw InputError(path + ": no bodies after the header");
+
+  struct Body {
+    double mass, radius, time, x[3], v[3];
+    int line;
+  };
+  std::map<long, std::map<int, Body>> systems;
+  const char* axes[3] = {"x", "y", "z"};
+  const char* vaxes[3] = {"vx", "vy", "vz"};
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const CsvRow& row = rows[r];
+    if (row.fields.size() != rows[0].fields.size())
+      throw InputError(path + ":" + std::to_string(row.line) + ": expected " + std::to_string(rows[0].fields.size()) +
+                       " fields, found " + std::to_string(row.fields.size()));
+    auto number = [&](const std::string& name) { return parse_number(row.fields[column[name]], path, row.line, name); };
+    auto integer = [&](const std::string& name) {
+      const double v = number(name);
+      if (v != std::floor(v) || v < 0 || v > 1e15)
+        throw InputError(path + ":" + std::to_string(row.line) + ": column '" + name + "': not a non-negative integer");
+      return static_cast<long>(v);
+    };
+    Body b{};
+    b.line = row.line;
+    const long sys = integer("system");
+    const int body = static_cast<int>(integer("body"));
+    b.mass = number("mass");
+    if (b.mass < 0) throw InputError(path + ":" + std::to_string(row.line) + ": column 'mass': negative mass");
+    for (int d = 0; d < 3; ++d) {
+      b.x[d] = number(axes[d]);
+      b.v[d] = number(vaxes[d]);
+    }
+    b.radius = column.count("radius") ? number("radius") : 0.0;
+    if (b.radius < 0) throw InputError(path + ":" + std::to_string(row.line) + ": column 'radius': negative radius");
+    b.time = column.count("time") ? number("time") : 0.0;
+    if (systems[sys].count(body))
+      throw InputError(path + ":" + std::to_string(row.line) + ": system " + std::to_string(sys) + " body " +
+                       std::to_string(body) + " given twice");
+    systems[sys][body] = b;
+  }
+  // Systems must be numbered 0..M-1, each with bodies 0..n-1, all with the same n.
+  const int n = static_cast<int>(systems.begin()->second.size());
+  long expected = 0;
+  for (const auto& [sys, bodies] : systems) {
+    const int first_line = bodies.begin()->second.line;
+    const std::string where = path + ":" + std::to_string(first_line) + ": system " + std::to_string(sys);
+    if (sys != expected)
+      throw InputError(where + ": systems must be numbered 0, 1, 2, ... (missing " + std::to_string(expected) + ")");
+    ++expected;
+    if (static_cast<int>(bodies.size()) < kMinBodies) throw InputError(where + ": fewer than 2 bodies");
+    if (static_cast<int>(bodies.size()) > kMaxBodies) throw InputError(where + ": more than 16 bodies");
+    if (static_cast<int>(bodies.size()) != n)
+      throw InputError(where + ": has " + std::to_string(bodies.size()) + " bodies, system 0 has " + std::to_string(n));
+    if (bodies.rbegin()->first != n - 1)
+      throw InputError(where + ": bodies must be numbered 0.." + std::to_string(n - 1));
+    if (!(bodies.at(0).mass > 0))
+      throw InputError(path + ":" + std::to_string(bodies.at(0).line) +
+                       ": column 'mass': body 0 (the star) needs a positive mass");
+    for (const auto& [index, b] : bodies) {
+      if (b.time != bodies.at(0).time)
+        throw InputError(path + ":" + std::to_string(b.line) + ": column 'time': differs within system " +
+                         std::to_string(sys));
+    }
+  }
+  auto e = std::make_unique<Ensemble>(static_cast<long>(systems.size()), n);
+  for (const auto& [sys, bodies] : systems) {
+    for (const auto& [index, b] : bodies) {
+      e->mass(sys, index) = b.mass;
+      e->radius(sys, index) = b.radius;
+      for (int d = 0; d < 3; ++d) {
+        e->position(sys, index, d) = b.x[d];
+        e->velocity(sys, index, d) = b.v[d];
+      }
+    }
+    e->set_time(sys, bodies.at(0).time);
+  }
+  return e;
+}
+
+}  // namespace swarmfit::app

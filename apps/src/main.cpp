@@ -1,0 +1,49 @@
+// swarmfit command-line entry point: parses the subcommand and hands over; no physics here.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "commands.hpp"
+#include "errors.hpp"
+
+namespace {
+
+void usage(std::ostream& out) {
+  out << "usage: swarmfit <command> [options]\n\n"
+         "commands:\n"
+         "  integrate --config FILE [key=value ...] [--reference FILE]\n"
+         "                 integrate an ensemble of N-body systems (swarmfit integrate --help)\n"
+         "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
+         "  --version        print the version\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return swarmfit::app::kExitBadInput;
+  }
+  const std::string command = argv[1];
+  try {
+    if (command == "integrate") return swarmfit::app::integrate_command(argc - 1, argv + 1);
+    if (command == "bench") return swarmfit::app::bench_command(argc - 1, argv + 1);
+    if (command == "--version") {
+      std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
+      return 0;
+    }
+    if (command == "--help" || command == "-h" || command == "help") {
+      usage(std::cout);
+      return 0;
+    }
+    std::cerr << "swarmfit: unknown command '" << command << "'\n";
+    usage(std::cerr);
+    return swarmfit::app::kExitBadInput;
+  } catch (const swarmfit::app::InputError& e) {
+    std::cerr << "swarmfit: error: " << e.what() << "\n";
+    return swarmfit::app::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "swarmfit: failed: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+// Backends: thin loops over the systems of an ensemble, each calling the same integrate_lanes().
+#pragma once
+
+#include <string>
+
+#include "swarmfit/integrators/ensemble.hpp"
+#include "swarmfit/integrators/registry.hpp"
+
+namespace swarmfit {
+
+struct RunRequest {
+  const IntegratorInfo* integrator = nullptr;
+  StepParams step;
+  MonitorParams monitors;
+  double destination_time = 0.0;
+  int threads = 0;  // CPU: OpenMP threads (0 = all)
+};
+
+// Kernel-only and end-to-end (copies included) times of a CUDA run, in milliseconds.
+struct DeviceTiming {
+  double kernel_ms = 0.0;
+  double total_ms = 0.0;
+};
+
+// OpenMP over chunks, SIMD across the systems of a chunk (cpu_simd_width() lanes).
+void integrate_cpu(Ensemble& ensemble, const RunRequest& request);
+int cpu_simd_width();
+
+// True when the CUDA backend was built and a device is present.
+bool cuda_available();
+std::string cuda_device_name();
+// Uploads, integrates on the device, downloads. Throws std::runtime_error on any CUDA failure.
+DeviceTiming integrate_cuda(Ensemble& ensemble, const RunRequest& request);
+
+void integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend);
+
+}  // namespace swarmfit

@@ -1,0 +1,131 @@
+// Newtonian point-mass gravity for ONE system of N bodies, written once for every lane type.
+// Pairs are visited once (i < j) and applied to both bodies (Newton's third law).
+#pragma once
+
+#include "swarmfit/integrators/lanes.hpp"
+
+namespace swarmfit {
+
+// State of one system (or of W systems in SIMD lanes): inertial positions, velocities, masses.
+template <int N, class T>
+struct Bodies {
+  T pos[N][3];
+  T vel[N][3];
+  T mass[N];
+};
+
+template <int N, class T>
+SWARMFIT_HD void zero3(T (&a)[N][3]) {
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 0; i < N; ++i) {
+    a[i][0] = 0.0;
+    a[i][1] = 0.0;
+    a[i][2] = 0.0;
+  }
+}
+
+// Accelerations a_i = sum_j G m_j (x_j - x_i) / |x_j - x_i|^3, over bodies First..N-1.
+// First = 1 leaves out every term involving body 0 (the interaction part of the democratic
+// heliocentric splitting, Duncan, Levison & Lee 1998 eq. 5).
+template <int N, int First = 0, class T>
+SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double G, T (&acc)[N][3]) {
+  zero3<N>(acc);
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = First; i < N; ++i) {
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int j = i + 1; j < N; ++j) {
+      const T dx = pos[j][0] - pos[i][0];
+      const T dy = pos[j][1] - pos[i][1];
+      const T dz = pos[j][2] - pos[i][2];
+      const T r2 = dx * dx + dy * dy + dz * dz;
+      const T rinv = 1.0 / lane_sqrt(r2);
+      const T grinv3 = G * rinv * rinv * rinv;
+      const T fi = mass[j] * grinv3;
+      const T fj = mass[i] * grinv3;
+      acc[i][0] += fi * dx;
+      acc[i][1] += fi * dy;
+      acc[i][2] += fi * dz;
+      acc[j][0] -= fj * dx;
+      acc[j][1] -= fj * dy;
+      acc[j][2] -= fj * dz;
+    }
+  }
+}
+
+// Accelerations and their time derivatives (jerks), as needed by the Hermite scheme
+// (Makino & Aarseth 1992, eq. 2-3): j_i = sum_j G m_j [dv/r^3 - 3 (dx.dv) dx / r^5].
+template <int N, class T>
+SWARMFIT_HD void accelerations_and_jerks(const T (&pos)[N][3], const T (&vel)[N][3], const T (&mass)[N], double G,
+                                         T (&acc)[N][3], T (&jerk)[N][3]) {
+  zero3<N>(acc);
+  zero3<N>(jerk);
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 0; i < N; ++i) {
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int j = i + 1; j < N; ++j) {
+      const T dx = pos[j][0] - pos[i][0];
+      const T dy = pos[j][1] - pos[i][1];
+      const T dz = pos[j][2] - pos[i][2];
+      const T dvx = vel[j][0] - vel[i][0];
+      const T dvy = vel[j][1] - vel[i][1];
+      const T dvz = vel[j][2] - vel[i][2];
+      const T r2 = dx * dx + dy * dy + dz * dz;
+      const T rinv = 1.0 / lane_sqrt(r2);
+      const T rinv2 = rinv * rinv;
+      const T grinv3 = G * rinv * rinv2;
+      const T alpha = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * rinv2;
+      const T jx = dvx - alpha * dx;
+      const T jy = dvy - alpha * dy;
+      const T jz = dvz - alpha * dz;
+      const T fi = mass[j] * grinv3;
+      const T fj = mass[i] * grinv3;
+      acc[i][0] += fi * dx;
+      acc[i][1] += fi * dy;
+      acc[i][2] += fi * dz;
+      acc[j][0] -= fj * dx;
+      acc[j][1] -= fj * dy;
+      acc[j][2] -= fj * dz;
+      jerk[i][0] += fi * jx;
+      jerk[i][1] += fi * jy;
+      jerk[i][2] += fi * jz;
+      jerk[j][0] -= fj * jx;
+      jerk[j][1] -= fj * jy;
+      jerk[j][2] -= fj * jz;
+    }
+  }
+}
+
+// Total energy (kinetic + potential) in the inertial frame.
+template <int N, class T>
+SWARMFIT_HD T total_energy(const Bodies<N, T>& s, double G) {
+  T kinetic = 0.0;
+  T potential = 0.0;
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 0; i < N; ++i) {
+    const T v2 = s.vel[i][0] * s.vel[i][0] + s.vel[i][1] * s.vel[i][1] + s.vel[i][2] * s.vel[i][2];
+    kinetic += 0.5 * s.mass[i] * v2;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int j = i + 1; j < N; ++j) {
+      const T dx = s.pos[j][0] - s.pos[i][0];
+      const T dy = s.pos[j][1] - s.pos[i][1];
+      const T dz = s.pos[j][2] - s.pos[i][2];
+      potential -= G * s.mass[i] * s.mass[j] / lane_sqrt(dx * dx + dy * dy + dz * dz);
+    }
+  }
+  return kinetic + potential;
+}
+
+// Positions and velocities relative to body 0 (the star), for the monitors.
+template <int N, class T>
+SWARMFIT_HD void relative_to_body0(const Bodies<N, T>& b, T (&rp)[N][3], T (&rv)[N][3]) {
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 0; i < N; ++i) {
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      rp[i][d] = b.pos[i][d] - b.pos[0][d];
+      rv[i][d] = b.vel[i][d] - b.vel[0][d];
+    }
+  }
+}
+
+}  // namespace swarmfit

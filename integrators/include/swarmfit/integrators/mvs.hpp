@@ -1,0 +1,313 @@
+// Mixed-variable symplectic (Wisdom-Holman) integrator.
+//  - Democratic heliocentric coordinates (Duncan, Levison & Lee 1998, AJ 116, 2067, eq. 2-11):
+//    heliocentric positions Q_i, barycentric velocities V_i; H = H_Kepler (about G m0) +
+//    H_interaction (planet-planet) + H_jump (|sum m_i V_i|^2 / 2 m0).
+//  - Jacobi coordinates (Wisdom & Holman 1991, AJ 102, 1528, eq. 10-13) with
+//    mu_i = G m0 M_i / M_{i-1}; the kick is the Jacobi transform of the full acceleration minus
+//    the Kepler part, which is exact for any choice of mu_i.
+// One step is the palindrome A(h/2) B(h/2) C(h) B(h/2) A(h/2) of the three operators in the order
+// set by MvsSplitting; the closing A(h/2) is kept pending and merged with the next step's opening
+// A(h/2), so e.g. the REBOUND order costs one Kepler solve and one force evaluation per step.
+#pragma once
+
+#include "swarmfit/integrators/gravity.hpp"
+#include "swarmfit/integrators/kepler.hpp"
+#include "swarmfit/integrators/parameters.hpp"
+
+namespace swarmfit {
+
+template <int N, class T>
+struct Mvs {
+  using Mask = MaskOf<T>;
+  enum Operator { kKepler = 0, kJump = 1, kKick = 2 };
+  struct Work {
+    T pending;  // time of the outer operator still owed by the previous step
+  };
+
+  // ---- coordinate changes (in place on b.pos / b.vel; slot 0 holds the centre of mass)
+  SWARMFIT_HD static void inertial_to_democratic(Bodies<N, T>& b) {
+    T mtot = 0.0, cx[3] = {0.0, 0.0, 0.0}, cv[3] = {0.0, 0.0, 0.0};
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      mtot += b.mass[i];
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        cx[d] += b.mass[i] * b.pos[i][d];
+        cv[d] += b.mass[i] * b.vel[i][d];
+      }
+    }
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      cx[d] = cx[d] / mtot;
+      cv[d] = cv[d] / mtot;
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) {
+        b.pos[i][d] = b.pos[i][d] - b.pos[0][d];
+        b.vel[i][d] = b.vel[i][d] - cv[d];
+      }
+      b.pos[0][d] = cx[d];
+      b.vel[0][d] = cv[d];
+    }
+  }
+  SWARMFIT_HD static void democratic_to_inertial(Bodies<N, T>& b) {
+    T mtot = 0.0;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) mtot += b.mass[i];
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      T mq = 0.0, mv = 0.0;
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) {
+        mq += b.mass[i] * b.pos[i][d];
+        mv += b.mass[i] * b.vel[i][d];
+      }
+      const T x0 = b.pos[0][d] - mq / mtot;
+      const T vcom = b.vel[0][d];
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) {
+        b.pos[i][d] = b.pos[i][d] + x0;
+        b.vel[i][d] = b.vel[i][d] + vcom;
+      }
+      b.pos[0][d] = x0;
+      b.vel[0][d] = vcom - mv / b.mass[0];
+    }
+  }
+  SWARMFIT_HD static void inertial_to_jacobi(Bodies<N, T>& b) {
+    T m = b.mass[0];
+    T rx[3], rv[3];
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      rx[d] = b.pos[0][d];
+      rv[d] = b.vel[0][d];
+    }
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) {
+      const T mnew = m + b.mass[i];
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        const T xi = b.pos[i][d], vi = b.vel[i][d];
+        b.pos[i][d] = xi - rx[d];
+        b.vel[i][d] = vi - rv[d];
+        rx[d] = (m * rx[d] + b.mass[i] * xi) / mnew;
+        rv[d] = (m * rv[d] + b.mass[i] * vi) / mnew;
+      }
+      m = mnew;
+    }
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      b.pos[0][d] = rx[d];
+      b.vel[0][d] = rv[d];
+    }
+  }
+  // Jacobi -> inertial for positions (and velocities if with_velocities).
+  SWARMFIT_HD static void jacobi_to_inertial(const Bodies<N, T>& jac, T (&x)[N][3], T (&v)[N][3]) {
+    T msum[N];
+    msum[0] = jac.mass[0];
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) msum[i] = msum[i - 1] + jac.mass[i];
+    T rx[3], rv[3];
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      rx[d] = jac.pos[0][d];
+      rv[d] = jac.vel[0][d];
+    }
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = N - 1; i >= 1; --i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        rx[d] = rx[d] - jac.mass[i] * jac.pos[i][d] / msum[i];
+        rv[d] = rv[d] - jac.mass[i] * jac.vel[i][d] / msum[i];
+        x[i][d] = jac.pos[i][d] + rx[d];
+        v[i][d] = jac.vel[i][d] + rv[d];
+      }
+    }
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      x[0][d] = rx[d];
+      v[0][d] = rv[d];
+    }
+  }
+
+  // ---- the three operators
+  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
+    Mask ok = Mask(true);
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      const T mu = p.G * b.mass[0];
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) ok = mask_and(ok, kepler_drift(b.pos[i], b.vel[i], mu, tau));
+    } else {
+      T m = b.mass[0];
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) {
+        const T mnew = m + b.mass[i];
+        ok = mask_and(ok, kepler_drift(b.pos[i], b.vel[i], T(p.G * b.mass[0]) * mnew / m, tau));
+        m = mnew;
+      }
+    }
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) b.pos[0][d] = b.pos[0][d] + tau * b.vel[0][d];  // centre of mass
+    return ok;
+  }
+  SWARMFIT_HD static void jump(Bodies<N, T>& b, T tau) {
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      T mv = 0.0;
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) mv += b.mass[i] * b.vel[i][d];
+      const T shift = tau * mv / b.mass[0];
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) b.pos[i][d] = b.pos[i][d] + shift;
+    }
+  }
+  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau) {
+    T acc[N][3];
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      accelerations<N, 1>(b.pos, b.mass, p.G, acc);  // differences of Q are inertial differences
+    } else {
+      T x[N][3], v[N][3], a[N][3];
+      jacobi_to_inertial(b, x, v);
+      accelerations<N>(x, b.mass, p.G, a);
+      // Jacobi accelerations a_i - A_{i-1} (A = acceleration of the inner centre of mass) plus
+      // the Kepler term that H_Kepler already accounts for.
+      T m = b.mass[0];
+      T ca[3] = {b.mass[0] * a[0][0], b.mass[0] * a[0][1], b.mass[0] * a[0][2]};
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) {
+        const T mnew = m + b.mass[i];
+        const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
+        const T rinv = 1.0 / lane_sqrt(r2);
+        const T kepler_term = T(p.G * b.mass[0]) * mnew / m * rinv * rinv * rinv;
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          acc[i][d] = a[i][d] - ca[d] / m + kepler_term * b.pos[i][d];
+          ca[d] += b.mass[i] * a[i][d];
+        }
+        m = mnew;
+      }
+      acc[0][0] = 0.0;
+      acc[0][1] = 0.0;
+      acc[0][2] = 0.0;
+    }
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) b.vel[i][d] = b.vel[i][d] + tau * acc[i][d];
+    }
+  }
+
+  // Drift (jump) or kick, whichever `op` names; the Kepler operator is called in one place
+  // only, so the solver is inlined once per planet (code size, and nvcc compile time).
+  SWARMFIT_HD static void linear_operator(int op, Bodies<N, T>& b, const StepParams& p, T tau) {
+    if (op == kKick) {
+      kick(b, p, tau);
+    } else if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      jump(b, tau);  // Jacobi coordinates have no jump term
+    }
+  }
+
+  SWARMFIT_HD static void begin(Bodies<N, T>& b, Work& w, const StepParams& p, T& h_next) {
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      inertial_to_democratic(b);
+    } else {
+      inertial_to_jacobi(b);
+    }
+    w.pending = 0.0;
+    h_next = p.time_step;
+  }
+
+  // One step A(h/2) B(h/2) C(h) B(h/2) [A(h/2) pending], written as: the operators before the
+  // Kepler drift, the drift, the operators after it.
+  SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
+    const T half = 0.5 * h;
+    const T opening = w.pending + half;
+    T kepler_time;
+    switch (p.mvs_splitting) {
+      case MvsSplitting::kKeplerJumpKick:  // [Kepler] jump kick jump
+        kepler_time = opening;
+        break;
+      case MvsSplitting::kKickJumpKepler:  // kick jump [Kepler] jump
+        kick(b, p, opening);
+        linear_operator(kJump, b, p, half);
+        kepler_time = h;
+        break;
+      default:  // jump kick [Kepler] kick
+        linear_operator(kJump, b, p, opening);
+        kick(b, p, half);
+        kepler_time = h;
+        break;
+    }
+    const Mask ok = kepler(b, p, kepler_time);
+    switch (p.mvs_splitting) {
+      case MvsSplitting::kKeplerJumpKick:
+        linear_operator(kJump, b, p, half);
+        kick(b, p, h);
+        linear_operator(kJump, b, p, half);
+        break;
+      case MvsSplitting::kKickJumpKepler: linear_operator(kJump, b, p, half); break;
+      default: kick(b, p, half); break;
+    }
+    w.pending = half;
+    h_next = p.time_step;
+    accepted = Mask(true);
+    return ok;
+  }
+
+  SWARMFIT_HD static void end(Bodies<N, T>& b, Work& w, const StepParams& p) {
+    // The pending half of the outer operator.
+    switch (p.mvs_splitting) {
+      case MvsSplitting::kKeplerJumpKick: kepler(b, p, w.pending); break;
+      case MvsSplitting::kKickJumpKepler: kick(b, p, w.pending); break;
+      default: linear_operator(kJump, b, p, w.pending); break;
+    }
+    w.pending = 0.0;
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      democratic_to_inertial(b);
+    } else {
+      T x[N][3], v[N][3];
+      jacobi_to_inertial(b, x, v);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i) {
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          b.pos[i][d] = x[i][d];
+          b.vel[i][d] = v[i][d];
+        }
+      }
+    }
+  }
+
+  // Positions and velocities relative to the star, for the monitors (between steps the outer
+  // operator's closing half is pending, so these are the state to O(h)).
+  SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const StepParams& p, T (&rp)[N][3],
+                                        T (&rv)[N][3]) {
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        T mv = 0.0;
+        SWARMFIT_UNROLL_BODIES(N)
+        for (int i = 1; i < N; ++i) mv += b.mass[i] * b.vel[i][d];
+        const T star_offset = mv / b.mass[0];  // V_i - v_star = V_i + sum m_k V_k / m0
+        rp[0][d] = 0.0;
+        rv[0][d] = 0.0;
+        SWARMFIT_UNROLL_BODIES(N)
+        for (int i = 1; i < N; ++i) {
+          rp[i][d] = b.pos[i][d];
+          rv[i][d] = b.vel[i][d] + star_offset;
+        }
+      }
+    } else {
+      T x[N][3], v[N][3];
+      jacobi_to_inertial(b, x, v);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i) {
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          rp[i][d] = x[i][d] - x[0][d];
+          rv[i][d] = v[i][d] - v[0][d];
+        }
+      }
+    }
+  }
+};
+
+}  // namespace swarmfit

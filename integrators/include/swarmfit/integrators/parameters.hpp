@@ -1,0 +1,50 @@
+// Plain parameter blocks passed by value into kernels (no pointers, no allocation).
+#pragma once
+
+namespace swarmfit {
+
+// Why a system stopped. Codes are stable: they are written to output files.
+enum StatusCode : int {
+  kStatusOk = 0,              // running, or reached its destination time
+  kStatusCloseEncounter = 1,  // two planets closer than close_approach mutual Hill radii
+  kStatusEjected = 2,         // a body beyond rmax from the star, or unbound (stop_on_unbound)
+  kStatusCollision = 3,       // two bodies closer than the sum of their physical radii
+  kStatusNonFinite = 4,       // a position or velocity became NaN or infinite
+  kStatusStepBudget = 5,      // max_steps reached before the destination time
+  kStatusKeplerFailure = 6,   // the Kepler solver did not converge (MVS)
+  kStatusStepUnderflow = 7,   // an adaptive step too small to advance the time, zero or NaN
+  kStatusPadding = -1,        // an unused slot of the last chunk; never integrated
+};
+
+const char* status_name(int code);
+
+enum class MvsCoordinates : int { kDemocraticHeliocentric = 0, kJacobi = 1 };
+// Order of the three operators in one palindromic MVS step A(h/2) B(h/2) C(h) B(h/2) A(h/2);
+// the outer operator of consecutive steps is merged.
+enum class MvsSplitting : int {
+  kJumpKickKepler = 0,  // drift-kick-Kepler-kick-drift (Swarm-NG mvs)
+  kKickJumpKepler = 1,  // Duncan, Levison & Lee (1998) eq. 11 (SyMBA)
+  kKeplerJumpKick = 2,  // REBOUND WHFast democratic heliocentric (Rein & Tamayo 2015)
+};
+
+struct StepParams {
+  double G = 1.0;
+  double time_step = 1e-3;  // fixed step, or first step of an adaptive run
+  bool adaptive = false;
+  double time_step_factor = 1.7e-2;  // Hermite adaptive tau (Swarm-NG eq. 5)
+  double error_tolerance = 1e-10;    // RKCK adaptive per-step error tolerance
+  double min_time_step = 0.0;
+  double max_time_step = 1e300;
+  MvsCoordinates mvs_coordinates = MvsCoordinates::kDemocraticHeliocentric;
+  MvsSplitting mvs_splitting = MvsSplitting::kJumpKickKepler;
+};
+
+struct MonitorParams {
+  double rmax = 0.0;             // eject beyond this distance from the star; 0 = off
+  bool stop_on_unbound = false;  // eject a planet on an outgoing unbound heliocentric orbit
+  double close_approach = 0.0;   // stop below this many mutual Hill radii; 0 = off
+  bool collisions = false;       // stop when |x_i - x_j| < R_i + R_j
+  double max_steps = 0.0;        // per system step budget per call; 0 = unlimited
+};
+
+}  // namespace swarmfit

@@ -1,0 +1,45 @@
+// The one place that spells the CUDA qualifiers and the CUDA error check
+// (habit 1 of design/STYLE.md; after Kokkos_Macros.hpp / AMReX_GpuQualifiers.H).
+#pragma once
+
+#if defined(__CUDACC__)
+#define SWARMFIT_HD __host__ __device__ __forceinline__
+#define SWARMFIT_GLOBAL __global__
+#else
+#define SWARMFIT_HD inline
+#define SWARMFIT_GLOBAL
+#endif
+
+// SWARMFIT_UNROLL: loops over bodies (compile-time trip counts; registers need constant indices).
+// SWARMFIT_ROLLED: iteration loops (Kepler solver) that must stay loops, for code size.
+// SWARMFIT_UNROLL_BODIES(N): loops over the N bodies. On the GPU they are unrolled (state in
+// registers) up to 8 bodies; beyond, the state spills to local memory anyway and unrolled code
+// only multiplies ptxas time (minutes per kernel), so the loops stay rolled.
+#define SWARMFIT_PRAGMA(x) _Pragma(#x)
+#if defined(__CUDACC__)
+#define SWARMFIT_UNROLL _Pragma("unroll")
+#define SWARMFIT_ROLLED _Pragma("unroll 1")
+#define SWARMFIT_UNROLL_BODIES(n) SWARMFIT_PRAGMA(unroll((n) <= 8 ? 16 : 1))
+#else
+#define SWARMFIT_UNROLL _Pragma("GCC unroll 16")
+#define SWARMFIT_ROLLED _Pragma("GCC unroll 1")
+#define SWARMFIT_UNROLL_BODIES(n) _Pragma("GCC unroll 16")
+#endif
+
+#if defined(__CUDACC__) || defined(SWARMFIT_WITH_CUDA_RUNTIME)
+#include <cuda_runtime.h>
+
+#include <sstream>
+#include <stdexcept>
+// Every CUDA call goes through this: a device failure becomes an exception at the host boundary.
+#define SWARMFIT_CUDA_CHECK(call)                                                                                    \
+  do {                                                                                                               \
+    cudaError_t swarmfit_err_ = (call);                                                                              \
+    if (swarmfit_err_ != cudaSuccess) {                                                                              \
+      std::ostringstream swarmfit_msg_;                                                                              \
+      swarmfit_msg_ << "CUDA error " << cudaGetErrorName(swarmfit_err_) << " (" << cudaGetErrorString(swarmfit_err_) \
+                    << ") at " << __FILE__ << ":" << __LINE__ << " in " #call;                                       \
+      throw std::runtime_error(swarmfit_msg_.str());                                                                 \
+    }                                                                                                                \
+  } while (0)
+#endif

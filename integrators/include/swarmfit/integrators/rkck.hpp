@@ -1,0 +1,150 @@
+// Runge-Kutta-Cash-Karp 4(5) (Cash & Karp 1990, ACM TOMS 16, 201, Table 6; Press et al.,
+// Numerical Recipes 2nd ed., sec. 16.2). The fifth-order solution is propagated (local
+// extrapolation); the embedded fourth-order one gives the error estimate. Adaptive control:
+// err = max over bodies of |dx_i| / (|x_i| + h|v_i|) and |dv_i| / (|v_i| + h|a_i|), relative to
+// error_tolerance; accept if err <= 1; h_next = 0.9 h err^(-1/5) (grow at most 5x), after a
+// rejection 0.9 h err^(-1/4) (shrink at most 10x), as in Numerical Recipes eq. 16.2.10.
+#pragma once
+
+#include "swarmfit/integrators/gravity.hpp"
+#include "swarmfit/integrators/parameters.hpp"
+
+namespace swarmfit {
+
+template <int N, class T>
+struct Rkck {
+  using Mask = MaskOf<T>;
+  struct Work {
+    T acc[N][3];  // derivative at the start of the step (first stage)
+  };
+
+  SWARMFIT_HD static void begin(Bodies<N, T>& b, Work& w, const StepParams& p, T& h_next) {
+    accelerations<N>(b.pos, b.mass, p.G, w.acc);
+    h_next = p.time_step;
+  }
+
+  // Stage state y + h sum_k coef_k f_k, for stages 0..S-1 already computed.
+  template <int S>
+  SWARMFIT_HD static void stage_state(const Bodies<N, T>& b, const T (&kx)[6][N][3], const T (&kv)[6][N][3],
+                                      const double (&coef)[5], T h, T (&x)[N][3], T (&v)[N][3]) {
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        T dx = 0.0, dv = 0.0;
+        SWARMFIT_UNROLL
+        for (int k = 0; k < S; ++k) {
+          dx += coef[k] * kx[k][i][d];
+          dv += coef[k] * kv[k][i][d];
+        }
+        x[i][d] = b.pos[i][d] + h * dx;
+        v[i][d] = b.vel[i][d] + h * dv;
+      }
+    }
+  }
+
+  SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
+    // Cash-Karp tableau.
+    const double b2[5] = {1.0 / 5.0, 0, 0, 0, 0};
+    const double b3[5] = {3.0 / 40.0, 9.0 / 40.0, 0, 0, 0};
+    const double b4[5] = {3.0 / 10.0, -9.0 / 10.0, 6.0 / 5.0, 0, 0};
+    const double b5[5] = {-11.0 / 54.0, 5.0 / 2.0, -70.0 / 27.0, 35.0 / 27.0, 0};
+    const double b6[5] = {1631.0 / 55296.0, 175.0 / 512.0, 575.0 / 13824.0, 44275.0 / 110592.0, 253.0 / 4096.0};
+    const double c5th[6] = {37.0 / 378.0, 0.0, 250.0 / 621.0, 125.0 / 594.0, 0.0, 512.0 / 1771.0};
+    const double c4th[6] = {2825.0 / 27648.0, 0.0, 18575.0 / 48384.0, 13525.0 / 55296.0, 277.0 / 14336.0, 0.25};
+
+    T kx[6][N][3], kv[6][N][3];
+    T x[N][3], v[N][3];
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        kx[0][i][d] = b.vel[i][d];
+        kv[0][i][d] = w.acc[i][d];
+      }
+    }
+    stage_state<1>(b, kx, kv, b2, h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[1]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[1][i][d] = v[i][d];
+    stage_state<2>(b, kx, kv, b3, h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[2]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[2][i][d] = v[i][d];
+    stage_state<3>(b, kx, kv, b4, h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[3]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[3][i][d] = v[i][d];
+    stage_state<4>(b, kx, kv, b5, h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[4]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[4][i][d] = v[i][d];
+    stage_state<5>(b, kx, kv, b6, h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[5]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[5][i][d] = v[i][d];
+
+    T err = 0.0;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      T ex2 = 0.0, ev2 = 0.0, x2 = 0.0, v2 = 0.0, a2 = 0.0;
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        T dx5 = 0.0, dv5 = 0.0, dx4 = 0.0, dv4 = 0.0;
+        SWARMFIT_UNROLL
+        for (int k = 0; k < 6; ++k) {
+          dx5 += c5th[k] * kx[k][i][d];
+          dv5 += c5th[k] * kv[k][i][d];
+          dx4 += c4th[k] * kx[k][i][d];
+          dv4 += c4th[k] * kv[k][i][d];
+        }
+        x[i][d] = b.pos[i][d] + h * dx5;
+        v[i][d] = b.vel[i][d] + h * dv5;
+        const T ex = h * (dx5 - dx4), ev = h * (dv5 - dv4);
+        ex2 += ex * ex;
+        ev2 += ev * ev;
+        x2 += b.pos[i][d] * b.pos[i][d];
+        v2 += b.vel[i][d] * b.vel[i][d];
+        a2 += w.acc[i][d] * w.acc[i][d];
+      }
+      const T scale_x = lane_sqrt(x2) + lane_abs(h) * lane_sqrt(v2) + 1e-300;
+      const T scale_v = lane_sqrt(v2) + lane_abs(h) * lane_sqrt(a2) + 1e-300;
+      err = lane_max(err, lane_max(lane_sqrt(ex2) / scale_x, lane_sqrt(ev2) / scale_v));
+    }
+
+    if (p.adaptive) {
+      err = err / p.error_tolerance;
+      accepted = err <= 1.0;
+      const T safe_err = lane_max(err, T(1e-30));
+      const T grow = lane_min(T(5.0), 0.9 * lane_pow(safe_err, -0.2));
+      const T shrink = lane_max(T(0.1), 0.9 * lane_pow(safe_err, -0.25));
+      h_next = h * select(accepted, grow, shrink);
+      h_next = lane_min(lane_max(h_next, T(p.min_time_step)), T(p.max_time_step));
+      // At the minimum step, accept rather than loop forever.
+      accepted = mask_or(accepted, h <= p.min_time_step);
+    } else {
+      accepted = Mask(true);
+      h_next = p.time_step;
+    }
+    T acc_new[N][3];
+    accelerations<N>(x, b.mass, p.G, acc_new);  // first stage of the next step (FSAL-like reuse)
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        b.pos[i][d] = select(accepted, x[i][d], b.pos[i][d]);
+        b.vel[i][d] = select(accepted, v[i][d], b.vel[i][d]);
+        w.acc[i][d] = select(accepted, acc_new[i][d], w.acc[i][d]);
+      }
+    }
+    return Mask(true);
+  }
+
+  SWARMFIT_HD static void end(Bodies<N, T>&, Work&, const StepParams&) {}
+  SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const StepParams&, T (&rp)[N][3],
+                                        T (&rv)[N][3]) {
+    relative_to_body0(b, rp, rv);
+  }
+};
+
+}  // namespace swarmfit

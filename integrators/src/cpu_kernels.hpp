@@ -1,0 +1,54 @@
+// CPU backend kernels: OpenMP over chunks of 32 systems; inside a chunk, packs of W systems
+// advance together, one system per SIMD lane (Pack<W>, lanes.hpp). The physics is
+// integrate_lanes(), the same function the CUDA kernel calls with T = double.
+// Each scheme is instantiated in its own translation unit (cpu_kernels_<scheme>.cpp) so builds
+// run in parallel.
+#pragma once
+
+#include <omp.h>
+
+#include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/dispatch.hpp"
+#include "swarmfit/integrators/schemes.hpp"
+
+namespace swarmfit {
+
+#if defined(__AVX512F__)
+constexpr int kSimdWidth = 8;
+#elif defined(__AVX__)
+constexpr int kSimdWidth = 4;
+#else
+constexpr int kSimdWidth = 2;
+#endif
+static_assert(kChunk % kSimdWidth == 0, "a chunk must hold whole SIMD packs");
+
+template <template <int, class> class Scheme, int N>
+void integrate_chunks(EnsembleView view, const RunRequest& request) {
+  using T = Pack<kSimdWidth>;
+  const int threads = request.threads > 0 ? request.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long chunk = 0; chunk < view.num_chunks; ++chunk) {
+    for (int lane = 0; lane < kChunk; lane += kSimdWidth) {
+      Bodies<N, T> bodies;
+      T radius[N];
+      Clock<T> clock;
+      load_lanes<N>(view, chunk, lane, bodies, radius, clock);
+      integrate_lanes<Scheme, N, T>(bodies, radius, clock, request.destination_time, request.step, request.monitors);
+      store_lanes<N>(view, chunk, lane, bodies, clock);
+    }
+  }
+}
+
+template <template <int, class> class Scheme>
+void integrate_cpu_scheme(Ensemble& ensemble, const RunRequest& request) {
+  dispatch_bodies(ensemble.num_bodies(),
+                  [&](auto n) { integrate_chunks<Scheme, decltype(n)::value>(ensemble.view(), request); });
+}
+
+// Defined in cpu_kernels_<scheme>.cpp.
+void integrate_cpu_hermite(Ensemble& ensemble, const RunRequest& request);
+void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request);
+void integrate_cpu_rkck(Ensemble& ensemble, const RunRequest& request);
+void integrate_cpu_leapfrog(Ensemble& ensemble, const RunRequest& request);
+
+}  // namespace swarmfit

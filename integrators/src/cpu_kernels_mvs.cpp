@@ -1,0 +1,7 @@
+#include "cpu_kernels.hpp"
+
+namespace swarmfit {
+
+void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request) { integrate_cpu_scheme<Mvs>(ensemble, request); }
+
+}  // namespace swarmfit

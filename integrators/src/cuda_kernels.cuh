@@ -1,0 +1,47 @@
+// CUDA kernels: one thread per system, the whole integration (every step up to the destination
+// time) in one launch with the state in registers; the physics is integrate_lanes() with
+// T = double, the same function the CPU backend runs on SIMD packs. Each scheme is instantiated
+// in its own translation unit (cuda_kernels_<scheme>.cu).
+#pragma once
+
+#include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/dispatch.hpp"
+#include "swarmfit/integrators/schemes.hpp"
+
+namespace swarmfit {
+
+constexpr int kCudaBlock = 128;
+
+template <template <int, class> class Scheme, int N>
+__global__ void __launch_bounds__(kCudaBlock)
+    integrate_kernel(EnsembleView view, long num_slots, double t_end, StepParams step, MonitorParams monitors) {
+  const long system = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (system >= num_slots) return;
+  const long chunk = system / kChunk;
+  const int lane = static_cast<int>(system % kChunk);
+  Bodies<N, double> bodies;
+  double radius[N];
+  Clock<double> clock;
+  load_lanes<N>(view, chunk, lane, bodies, radius, clock);
+  integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors);
+  store_lanes<N>(view, chunk, lane, bodies, clock);
+}
+
+template <template <int, class> class Scheme>
+void launch_scheme(EnsembleView view, const RunRequest& request) {
+  const long slots = view.num_chunks * kChunk;
+  const unsigned grid = static_cast<unsigned>((slots + kCudaBlock - 1) / kCudaBlock);
+  dispatch_bodies(view.num_bodies, [&](auto n) {
+    integrate_kernel<Scheme, decltype(n)::value>
+        <<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step, request.monitors);
+  });
+  SWARMFIT_CUDA_CHECK(cudaGetLastError());
+}
+
+// Defined in cuda_kernels_<scheme>.cu.
+void launch_hermite(EnsembleView view, const RunRequest& request);
+void launch_mvs(EnsembleView view, const RunRequest& request);
+void launch_rkck(EnsembleView view, const RunRequest& request);
+void launch_leapfrog(EnsembleView view, const RunRequest& request);
+
+}  // namespace swarmfit

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what swarmfit needs on a Debian machine, and only what is missing.
+#   scripts/setup.sh          build and test dependencies (Debian packages)
+#   scripts/setup.sh bench    also the Python reference codes used by benchmarks (PyPI)
+set -euo pipefail
+packages=(build-essential cmake pkg-config libhdf5-dev libboost-program-options-dev libeigen3-dev
+          libcsv-dev librandom123-dev libgtest-dev googletest clang-format python3 python3-pip)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ "${1:-}" = "bench" ]; then
+  python_packages=(numpy h5py rebound)
+  for p in "${python_packages[@]}"; do
+    python3 -c "import $p" 2>/dev/null || python3 -m pip install -q "$p"
+  done
+fi

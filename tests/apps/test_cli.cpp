@@ -1,0 +1,126 @@
+// The swarmfit command as a user meets it: bad input is refused before any work with one line
+// naming file/line/key, exit code 2 and no output file left behind; the Swarm-NG test mode
+// (--reference) passes on its own output and fails, naming the worst system, on a perturbed one.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("swarmfit_cli_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  Result run(const std::string& args) {
+    const std::string out = (dir_ / "stdout").string(), err = (dir_ / "stderr").string();
+    const std::string command = std::string(SWARMFIT_BINARY) + " " + args + " >" + out + " 2>" + err;
+    const int status = std::system(command.c_str());
+    auto slurp = [](const std::string& p) {
+      std::ifstream in(p);
+      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+  // Exit 2, exactly one line on stderr containing `needle`, and nothing written in the folder.
+  void expect_refused(const Result& r, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      EXPECT_TRUE(name == "stdout" || name == "stderr" || name.find(".cfg") != std::string::npos ||
+                  name.find("ic.csv") != std::string::npos)
+          << "left behind: " << name;
+    }
+  }
+  std::string out_args() {
+    return "output=" + (dir_ / "run.h5").string() + " output_csv=" + (dir_ / "run.csv").string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, UnknownKeySuggestsTheClosest) {
+  const std::string cfg = write("a.cfg", "integrator = mvs\n# comment\ndestination_tme = 2\n");
+  expect_refused(run("integrate --config " + cfg + " " + out_args()),
+                 "a.cfg:3: unknown key 'destination_tme' (did you mean 'destination_time'?)");
+  expect_refused(run("integrate time_stepp=1e-3 " + out_args()),
+                 "command line: unknown key 'time_stepp' (did you mean 'time_step'?)");
+}
+
+TEST_F(Cli, MalformedNumbersNameFileLineAndKey) {
+  const std::string cfg = write("b.cfg", "nsys = 4\ntime_step = 1e-3x\n");
+  expect_refused(run("integrate --config " + cfg + " " + out_args()),
+                 "b.cfg:2: key 'time_step': invalid value '1e-3x'");
+  const std::string nan_cfg = write("c.cfg", "time_step = nan\n");
+  expect_refused(run("integrate --config " + nan_cfg + " " + out_args()), "c.cfg:1: key 'time_step': must be finite");
+  expect_refused(run("integrate time_step=-1 " + out_args()), "command line: key 'time_step': must be positive");
+  const std::string no_equals = write("d.cfg", "integrator hermite\n");
+  expect_refused(run("integrate --config " + no_equals + " " + out_args()), "d.cfg:1: expected 'key = value'");
+}
+
+TEST_F(Cli, BadInitialConditionsAreRefused) {
+  const std::string header = "system,body,mass,x,y,z,vx,vy,vz\n";
+  const std::string star = "0,0,1,0,0,0,0,0,0\n";
+  auto ic = [&](const std::string& rows) { return write("ic.csv", header + rows); };
+  expect_refused(run("integrate initial_conditions=" + ic(star + "0,1,-1e-3,1,0,0,0,1,0\n") + " " + out_args()),
+                 "ic.csv:3: column 'mass': negative mass");
+  expect_refused(run("integrate initial_conditions=" + ic(star) + " " + out_args()), "fewer than 2 bodies");
+  expect_refused(run("integrate initial_conditions=" + ic(star + "0,1,1e-3,inf,0,0,0,1,0\n") + " " + out_args()),
+                 "ic.csv:3: column 'x': not a finite number: 'inf'");
+  expect_refused(run("integrate initial_conditions=" + ic(star + "0,1,1e-3,1,0,0,abc,1,0\n") + " " + out_args()),
+                 "ic.csv:3: column 'vx': not a number: 'abc'");
+  expect_refused(run("integrate initial_conditions=" + ic(star + "0,1,1e-3,1,0,0\n") + " " + out_args()),
+                 "ic.csv:3: expected 9 fields, found 6");
+  expect_refused(run("integrate initial_conditions=" + (dir_ / "missing.csv").string() + " " + out_args()),
+                 "missing.csv: cannot open the file");
+  expect_refused(run("integrate --config " + (dir_ / "missing.cfg").string()),
+                 "missing.cfg: cannot open the configuration file");
+  expect_refused(run("integrate nbod=1 " + out_args()), "key 'nbod': must be between 2 and 16");
+  expect_refused(run("integrate integrator=euler " + out_args()), "key 'integrator': unknown integrator 'euler'");
+}
+
+TEST_F(Cli, RunsWritesOutputsAndPassesItsOwnReference) {
+  const Result r =
+      run("integrate integrator=mvs nsys=40 nbod=4 destination_time=2 snapshot_interval=0.5 " + out_args());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("status         ok 40"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(dir_ / "run.h5"));
+  ASSERT_TRUE(fs::exists(dir_ / "run.csv"));
+  const std::string reference = (dir_ / "run.csv").string();
+  const Result same = run("integrate integrator=mvs nsys=40 nbod=4 destination_time=2 --reference " + reference);
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("match"), std::string::npos) << same.out;
+  // A different step gives different final states: the comparison fails and names a system.
+  const Result other =
+      run("integrate integrator=mvs nsys=40 nbod=4 destination_time=2 time_step=2e-3 --reference " + reference);
+  EXPECT_EQ(other.exit_code, 3) << other.out << other.err;
+  EXPECT_NE(other.out.find("MISMATCH"), std::string::npos) << other.out;
+  EXPECT_NE(other.out.find("worst system"), std::string::npos) << other.out;
+}
+
+}  // namespace

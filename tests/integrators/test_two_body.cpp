@@ -1,0 +1,103 @@
+// Two-body orbits against the analytic solution (independent classical Kepler equation):
+// MVS reproduces them to round-off (its Kepler drift is exact), every other scheme within its
+// truncation error, which shrinks at the scheme's order when the step halves.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "test_support.hpp"
+
+namespace swarmfit::testing {
+namespace {
+
+struct Orbit {
+  const char* name;
+  double q, e, t_end, dt;  // pericentre distance, eccentricity, duration, coarse step for order tests
+};
+const double kTwoPi = 6.283185307179586;
+// One full orbit for the bound cases (a = 1), a pericentre passage and beyond for the hyperbola.
+const Orbit kOrbits[] = {{"circular", 1.0, 0.0, kTwoPi, kTwoPi / 64},
+                         {"eccentric_0.9", 0.1, 0.9, kTwoPi, kTwoPi / 4096},
+                         {"hyperbolic_1.5", 1.0, 1.5, 10.0, 0.05}};
+
+// Relative position error after integrating the orbit once with `integrator`.
+double position_error(const std::string& integrator, const Orbit& o, double dt, double m1,
+                      const std::function<void(RunRequest&)>& tune = {}) {
+  const double m0 = 1.0, G = 1.0;
+  Ensemble e(1, 2);
+  set_two_body(e, 0, m0, m1, analytic_two_body(o.q, o.e, G * (m0 + m1), 0.0));
+  RunRequest r = request_for(integrator, dt, o.t_end, G);
+  if (tune) tune(r);
+  integrate_cpu(e, r);
+  EXPECT_EQ(e.status(0), kStatusOk);
+  EXPECT_DOUBLE_EQ(e.time(0), o.t_end);
+  const State6 exact = analytic_two_body(o.q, o.e, G * (m0 + m1), o.t_end);
+  const State6 got = relative_state(e, 0);
+  return distance3(got.x, exact.x) / norm3(exact.x);
+}
+
+TEST(TwoBody, MvsDemocraticHeliocentricTestParticleIsExact) {
+  // With a massless planet the jump and the interaction vanish: only the Kepler drift remains.
+  for (const Orbit& o : kOrbits) {
+    const double err = position_error("mvs", o, o.dt * 8, 0.0);
+    EXPECT_LT(err, 1e-12) << o.name;
+  }
+}
+
+TEST(TwoBody, MvsJacobiIsExactForAMassivePair) {
+  // In Jacobi coordinates the Kepler part of a two-body system is the whole Hamiltonian; the kick
+  // is the full acceleration minus the Kepler term, which cancel only to the round-off of the
+  // acceleration (largest at the e = 0.9 pericentre), hence 1e-11 rather than 1e-12.
+  for (const Orbit& o : kOrbits) {
+    const double err = position_error("mvs", o, o.dt * 8, 1e-3,
+                                      [](RunRequest& r) { r.step.mvs_coordinates = MvsCoordinates::kJacobi; });
+    EXPECT_LT(err, 1e-11) << o.name;
+  }
+}
+
+TEST(TwoBody, FixedStepSchemesConvergeAtTheirOrder) {
+  for (const auto& info : integrator_registry()) {
+    if (info.adaptive) continue;
+    for (const Orbit& o : kOrbits) {
+      // MVS with a massive planet in democratic heliocentric coordinates is not exact: its
+      // error is the splitting error, of order 2.
+      const double coarse = position_error(info.name, o, o.dt, 1e-3);
+      const double fine = position_error(info.name, o, o.dt / 2, 1e-3);
+      const double order = std::log2(coarse / fine);
+      EXPECT_NEAR(order, info.order, 0.3) << info.name << " " << o.name << " errors " << coarse << " " << fine;
+    }
+  }
+}
+
+TEST(TwoBody, AdaptiveHermiteConvergesAtFourthOrderInTau) {
+  // The adaptive step is proportional to tau (Swarm-NG eq. 5), so the error scales as tau^4.
+  auto with_tau = [](double tau) { return [tau](RunRequest& r) { r.step.time_step_factor = tau; }; };
+  for (const Orbit& o : kOrbits) {
+    const double coarse = position_error("hermite_adaptive", o, 0.0, 1e-3, with_tau(0.02));
+    const double fine = position_error("hermite_adaptive", o, 0.0, 1e-3, with_tau(0.01));
+    EXPECT_NEAR(std::log2(coarse / fine), 4.0, 0.4) << o.name << " errors " << coarse << " " << fine;
+  }
+}
+
+TEST(TwoBody, AdaptiveRkckMeetsItsTolerance) {
+  auto with_tolerance = [](double tol) { return [tol](RunRequest& r) { r.step.error_tolerance = tol; }; };
+  for (const Orbit& o : kOrbits) {
+    const double loose = position_error("rkck_adaptive", o, o.dt, 1e-3, with_tolerance(1e-9));
+    const double tight = position_error("rkck_adaptive", o, o.dt, 1e-3, with_tolerance(1e-12));
+    // error_tolerance bounds the local error per step; the global error is larger by the number
+    // of steps at most.
+    EXPECT_LT(tight, 1e-8) << o.name;
+    EXPECT_LT(tight, loose / 30) << o.name << " " << loose << " " << tight;
+  }
+}
+
+TEST(TwoBody, TheRoundOffBoundRejectsASlightlyWrongForce) {
+  // The 1e-12 bound above is not vacuous: gravity off by one part in 1e9 already breaks it.
+  const Orbit& o = kOrbits[0];
+  const double err = position_error("mvs", o, o.dt * 8, 0.0, [](RunRequest& r) { r.step.G = 1.0 + 1e-9; });
+  EXPECT_GT(err, 1e-10);
+}
+
+}  // namespace
+}  // namespace swarmfit::testing
