@@ -39,7 +39,7 @@ struct Row {
 double hermite_flops(int n) { return 2.0 * 60.0 * n * (n - 1) / 2 + 78.0 * n; }
 
 Row run(const std::string& bench, const std::string& backend, const std::string& integrator, int n, long systems,
-        double dt, double t_end, int threads, double tau = 1.7e-2) {
+        double dt, double t_end, int threads, double tau = 1.7e-2, const StepParams* step = nullptr) {
   GeneratorSettings g;
   g.num_systems = systems;
   g.num_bodies = n;
@@ -47,6 +47,7 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
   auto e = generate_swarm_ensemble(g);
   RunRequest r;
   r.integrator = find_integrator(integrator);
+  if (step) r.step = *step;
   r.step.time_step = dt;
   r.step.time_step_factor = tau;
   r.step.mvs_splitting = MvsSplitting::kKeplerJumpKick;
@@ -130,7 +131,9 @@ int bench_command(int argc, char** argv) {
       "multiply the number of systems by this (CPU runs default to 1/8 of the GPU sizes)")(
       "threads", po::value<int>()->default_value(0), "CPU threads (0: all)")(
       "peak", po::value<double>()->default_value(33.5),
-      "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)");
+      "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)")(
+      "energy-time", po::value<double>()->default_value(0.45e6), "E: length of the Swarm-NG Table 1 energy runs")(
+      "energy-systems", po::value<long>()->default_value(256), "E: systems in the energy runs");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -139,10 +142,10 @@ int bench_command(int argc, char** argv) {
     throw InputError(std::string("command line: ") + e.what());
   }
   if (vm.count("help")) {
-    std::cout
-        << options
-        << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
-           "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10). See design/BENCHMARKS.md.\n";
+    std::cout << options
+              << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
+                 "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10); E Swarm-NG Table 1\n"
+                 "energy runs (only with --only E). See design/BENCHMARKS.md.\n";
     return 0;
   }
   const std::string only = "," + vm["only"].as<std::string>() + ",";
@@ -182,6 +185,23 @@ int bench_command(int argc, char** argv) {
     if (want("B5"))
       for (int n : {3, 6})
         for (double dt : {1e-2, 1e-3}) rows.push_back(run("B5", b, "mvs", n, systems(131072) / 8, dt, 10.0, threads));
+    if (want("E")) {
+      // Swarm-NG Table 1 (n = 3, 0.45e6 time units) with the step parameters of its sample
+      // configurations: hermite_adaptive tau 0.017 in [1e-5, 0.01]; mvs dt 1e-3; rkck_adaptive in
+      // [1e-4, 1e-3]. Published |dE/E|: 2.9e-11, 5.0e-11, 3.7e-11.
+      const double t = vm["energy-time"].as<double>();
+      const long m = vm["energy-systems"].as<long>();
+      StepParams hermite;
+      hermite.min_time_step = 1e-5;
+      hermite.max_time_step = 0.01;
+      rows.push_back(run("E", b, "hermite_adaptive", 3, m, 1e-3, t, threads, 0.017, &hermite));
+      rows.push_back(run("E", b, "mvs", 3, m, 1e-3, t, threads));
+      StepParams rkck;
+      rkck.min_time_step = 1e-4;
+      rkck.max_time_step = 1e-3;
+      rkck.error_tolerance = 1e-13;
+      rows.push_back(run("E", b, "rkck_adaptive", 3, m, 1e-4, t, threads, 0.017, &rkck));
+    }
   }
   print(rows, vm["peak"].as<double>());
   return 0;

@@ -1,7 +1,7 @@
 // CUDA backend, host side: copies, timing, dispatch to the kernels of cuda_kernels.cuh.
-// Floating point: nvcc contracts a*b+c into FMA (as the CPU build does with -mfma); divisions
-// and square roots are IEEE (no -use_fast_math, no rsqrt), which keeps CPU and GPU within
-// round-off of each other.
+// Floating point: nvcc contracts a*b+c into FMA (as the CPU build does with -mfma); 1/r comes
+// from rsqrt (1 ulp, lanes.hpp), other divisions and square roots are IEEE (no -use_fast_math),
+// which keeps CPU and GPU within round-off of each other.
 #include <cstdio>
 #include <string>
 

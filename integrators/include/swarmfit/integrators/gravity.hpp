@@ -33,12 +33,13 @@ SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double 
   SWARMFIT_UNROLL_BODIES(N)
   for (int i = First; i < N; ++i) {
     SWARMFIT_UNROLL_BODIES(N)
-    for (int j = i + 1; j < N; ++j) {
+    for (int j = 0; j < N; ++j) {
+      if (j <= i) continue;
       const T dx = pos[j][0] - pos[i][0];
       const T dy = pos[j][1] - pos[i][1];
       const T dz = pos[j][2] - pos[i][2];
       const T r2 = dx * dx + dy * dy + dz * dz;
-      const T rinv = 1.0 / lane_sqrt(r2);
+      const T rinv = lane_rsqrt(r2);
       const T grinv3 = G * rinv * rinv * rinv;
       const T fi = mass[j] * grinv3;
       const T fj = mass[i] * grinv3;
@@ -62,7 +63,8 @@ SWARMFIT_HD void accelerations_and_jerks(const T (&pos)[N][3], const T (&vel)[N]
   SWARMFIT_UNROLL_BODIES(N)
   for (int i = 0; i < N; ++i) {
     SWARMFIT_UNROLL_BODIES(N)
-    for (int j = i + 1; j < N; ++j) {
+    for (int j = 0; j < N; ++j) {
+      if (j <= i) continue;
       const T dx = pos[j][0] - pos[i][0];
       const T dy = pos[j][1] - pos[i][1];
       const T dz = pos[j][2] - pos[i][2];
@@ -70,7 +72,7 @@ SWARMFIT_HD void accelerations_and_jerks(const T (&pos)[N][3], const T (&vel)[N]
       const T dvy = vel[j][1] - vel[i][1];
       const T dvz = vel[j][2] - vel[i][2];
       const T r2 = dx * dx + dy * dy + dz * dz;
-      const T rinv = 1.0 / lane_sqrt(r2);
+      const T rinv = lane_rsqrt(r2);
       const T rinv2 = rinv * rinv;
       const T grinv3 = G * rinv * rinv2;
       const T alpha = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * rinv2;
@@ -105,7 +107,8 @@ SWARMFIT_HD T total_energy(const Bodies<N, T>& s, double G) {
     const T v2 = s.vel[i][0] * s.vel[i][0] + s.vel[i][1] * s.vel[i][1] + s.vel[i][2] * s.vel[i][2];
     kinetic += 0.5 * s.mass[i] * v2;
     SWARMFIT_UNROLL_BODIES(N)
-    for (int j = i + 1; j < N; ++j) {
+    for (int j = 0; j < N; ++j) {
+      if (j <= i) continue;
       const T dx = s.pos[j][0] - s.pos[i][0];
       const T dy = s.pos[j][1] - s.pos[i][1];
       const T dz = s.pos[j][2] - s.pos[i][2];

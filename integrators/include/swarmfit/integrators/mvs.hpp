@@ -175,7 +175,7 @@ struct Mvs {
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
         const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
-        const T rinv = 1.0 / lane_sqrt(r2);
+        const T rinv = lane_rsqrt(r2);
         const T kepler_term = T(p.G * b.mass[0]) * mnew / m * rinv * rinv * rinv;
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {

@@ -14,12 +14,15 @@
 // SWARMFIT_ROLLED: iteration loops (Kepler solver) that must stay loops, for code size.
 // SWARMFIT_UNROLL_BODIES(N): loops over the N bodies. On the GPU they are unrolled (state in
 // registers) up to 8 bodies; beyond, the state spills to local memory anyway and unrolled code
-// only multiplies ptxas time (minutes per kernel), so the loops stay rolled.
+// only multiplies ptxas time (minutes per kernel), so the loops stay rolled. Loops over pairs run
+// j over all N with `if (j <= i) continue;`: constant trip counts let NVVM unroll them fully
+// (a variable bound j = i+1..N is runtime-unrolled innermost-first, which sends the state to
+// local memory).
 #define SWARMFIT_PRAGMA(x) _Pragma(#x)
 #if defined(__CUDACC__)
 #define SWARMFIT_UNROLL _Pragma("unroll")
 #define SWARMFIT_ROLLED _Pragma("unroll 1")
-#define SWARMFIT_UNROLL_BODIES(n) SWARMFIT_PRAGMA(unroll((n) <= 8 ? 16 : 1))
+#define SWARMFIT_UNROLL_BODIES(n) SWARMFIT_PRAGMA(unroll((n) <= 8 ? (n) : 1))
 #else
 #define SWARMFIT_UNROLL _Pragma("GCC unroll 16")
 #define SWARMFIT_ROLLED _Pragma("GCC unroll 1")
