@@ -131,4 +131,17 @@ SWARMFIT_HD void relative_to_body0(const Bodies<N, T>& b, T (&rp)[N][3], T (&rv)
   }
 }
 
+// What the schemes that work in inertial coordinates (Hermite, RKCK, leapfrog) share: nothing to
+// undo at the end of a call, and star-relative states by subtraction.
+template <int N, class T>
+struct InertialCoordinates {
+  template <class Work, class Params>
+  SWARMFIT_HD static void end(Bodies<N, T>&, Work&, const Params&) {}
+  template <class Work, class Params>
+  SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const Params&, T (&rp)[N][3],
+                                        T (&rv)[N][3]) {
+    relative_to_body0(b, rp, rv);
+  }
+};
+
 }  // namespace swarmfit

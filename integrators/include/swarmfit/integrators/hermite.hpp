@@ -12,7 +12,7 @@
 namespace swarmfit {
 
 template <int N, class T>
-struct Hermite {
+struct Hermite : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
   struct Work {
     T acc[N][3];
@@ -67,13 +67,6 @@ struct Hermite {
     h_next = p.adaptive ? adaptive_step(w, p) : T(p.time_step);
     accepted = Mask(true);
     return Mask(true);
-  }
-
-  SWARMFIT_HD static void end(Bodies<N, T>&, Work&, const StepParams&) {}
-
-  SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const StepParams&, T (&rp)[N][3],
-                                        T (&rv)[N][3]) {
-    relative_to_body0(b, rp, rv);
   }
 };
 

@@ -9,7 +9,7 @@
 namespace swarmfit {
 
 template <int N, class T>
-struct Leapfrog {
+struct Leapfrog : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
   struct Work {
     T acc[N][3];
@@ -37,11 +37,6 @@ struct Leapfrog {
     h_next = p.time_step;
     accepted = Mask(true);
     return Mask(true);
-  }
-  SWARMFIT_HD static void end(Bodies<N, T>&, Work&, const StepParams&) {}
-  SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const StepParams&, T (&rp)[N][3],
-                                        T (&rv)[N][3]) {
-    relative_to_body0(b, rp, rv);
   }
 };
 

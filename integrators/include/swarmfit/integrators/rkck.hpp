@@ -12,7 +12,7 @@
 namespace swarmfit {
 
 template <int N, class T>
-struct Rkck {
+struct Rkck : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
   struct Work {
     T acc[N][3];  // derivative at the start of the step (first stage)
@@ -138,12 +138,6 @@ struct Rkck {
       }
     }
     return Mask(true);
-  }
-
-  SWARMFIT_HD static void end(Bodies<N, T>&, Work&, const StepParams&) {}
-  SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const StepParams&, T (&rp)[N][3],
-                                        T (&rv)[N][3]) {
-    relative_to_body0(b, rp, rv);
   }
 };
 
