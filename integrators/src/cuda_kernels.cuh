@@ -11,9 +11,15 @@
 namespace swarmfit {
 
 constexpr int kCudaBlock = 128;
+// Blocks per multiprocessor the register allocation must allow (__launch_bounds__): 1 lets the
+// n = 3 Hermite kernel keep 198 registers (8 warps per SM); 3 caps it at 168 (12 warps, a few
+// spills). Set with -DSWARMFIT_CUDA_MIN_BLOCKS; bench/RESULTS.md records what each gives.
+#ifndef SWARMFIT_CUDA_MIN_BLOCKS
+#define SWARMFIT_CUDA_MIN_BLOCKS 1
+#endif
 
 template <template <int, class> class Scheme, int N>
-__global__ void __launch_bounds__(kCudaBlock)
+__global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
     integrate_kernel(EnsembleView view, long num_slots, double t_end, StepParams step, MonitorParams monitors) {
   const long system = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (system >= num_slots) return;
