@@ -17,7 +17,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ "${1:-}" = "bench" ]; then
-  python_packages=(numpy h5py rebound)
+  python_packages=(numpy h5py rebound ttvfast radvel)
   for p in "${python_packages[@]}"; do
     python3 -c "import $p" 2>/dev/null || python3 -m pip install -q "$p"
   done

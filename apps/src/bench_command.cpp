@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "errors.hpp"
 #include "initial_conditions.hpp"
+#include "model_config.hpp"
 #include "swarmfit/integrators/backend.hpp"
 
 namespace po = boost::program_options;
@@ -119,6 +120,91 @@ void print(const std::vector<Row>& rows, double peak_tflops) {
   }
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// B7 (design/BENCHMARKS.md): the Kepler-9 RV + transit-time likelihood. One evaluation on one CPU
+// thread (bench/b7_ttvfast.py puts TTVFast next to it), then a batch of perturbed copies on every
+// backend, and what the observers cost: the same batch integrated without them, with the RVs
+// replaced by 100 evenly spaced ones (the issue's ~100 RVs and ~100 transits).
+void bench_likelihood(const std::string& config_path, long systems, const std::vector<std::string>& backends,
+                      int threads) {
+  app::ModelConfig c = load_model_config(config_path, {});
+  const PlanetaryModel& model = *c.model;
+  const int np = model.num_parameters();
+  LikelihoodSettings settings = c.likelihood;
+  settings.threads = 1;
+  const LikelihoodProblem one(c.data, model, settings, c.values);
+  std::cout << "B7 " << config_path << ": " << c.data.rv.size() << " RVs, " << c.data.transits.size()
+            << " transit times, " << model.num_planets() << " planets, integrator " << settings.integrator << ", step "
+            << one.time_step() << " d, span " << (one.end_time() - one.reference_epoch()) << " d ("
+            << static_cast<long>((one.end_time() - one.reference_epoch()) / one.time_step()) << " steps)\n";
+  double lnl;
+  int status;
+  one.evaluate(c.values.data(), 1, &lnl, &status);  // warm-up
+  int repetitions = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (repetitions < 20 || seconds_since(t0) < 1.0) {
+    one.evaluate(c.values.data(), 1, &lnl, &status);
+    ++repetitions;
+  }
+  const double single = seconds_since(t0) / repetitions;
+  std::cout << "  one evaluation, 1 CPU thread: " << std::setprecision(4) << single * 1e3 << " ms (" << repetitions
+            << " repetitions; ln L " << std::setprecision(10) << lnl << ", " << status_name(status) << ")\n";
+  // Perturbed copies: masses, periods and phases moved by small fractions, deterministically.
+  std::vector<double> params;
+  params.reserve(static_cast<std::size_t>(systems) * np);
+  for (long k = 0; k < systems; ++k) {
+    std::vector<double> p = c.values;
+    const double u = std::sin(12.9898 * (k + 1)) * 0.5, v = std::cos(78.233 * (k + 1)) * 0.5;
+    for (int planet = 0; planet < model.num_planets(); ++planet) {
+      p[model.planet_parameter(planet, 1)] *= 1.0 + 0.02 * u;
+      p[model.planet_parameter(planet, 0)] *= 1.0 + 1e-5 * v;
+      p[model.planet_parameter(planet, 4)] += 1e-3 * u * v;
+    }
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  std::vector<double> lnls(systems);
+  std::vector<int> statuses(systems);
+  for (const std::string& backend : backends) {
+    LikelihoodSettings s = c.likelihood;
+    s.backend = backend;
+    s.threads = threads;
+    const LikelihoodProblem batch(c.data, model, s, c.values);
+    if (backend == "cuda") batch.evaluate(params.data(), std::min(systems, 1024L), lnls.data(), statuses.data());
+    const auto t1 = std::chrono::steady_clock::now();
+    batch.evaluate(params.data(), systems, lnls.data(), statuses.data());
+    const double elapsed = seconds_since(t1);
+    long ok = 0;
+    for (int st : statuses) ok += st == kStatusOk;
+    std::cout << "  batch of " << systems << " on " << backend
+              << (backend == "cpu" ? " (threads " + std::to_string(threads) + ", 0 = all)" : "") << ": "
+              << std::setprecision(4) << elapsed << " s, " << systems / elapsed << " evaluations/s end to end (" << ok
+              << " ok); " << (systems / elapsed) * single << " x one CPU thread\n";
+    // The observers' cost: 100 RVs and the transits, against the plain integration.
+    Dataset hundred = c.data;
+    hundred.rv.clear();
+    if (!hundred.instruments.empty()) {
+      const double t_first = c.data.transits.empty() ? c.data.first_time() : c.data.transits.front().time;
+      const double t_last = c.data.last_time();
+      for (int k = 0; k < 100; ++k)
+        hundred.rv.push_back({t_first + (t_last - t_first) * (k + 0.5) / 100, 0.0, 1.0, 0, "bench"});
+    }
+    const LikelihoodProblem observed(hundred, model, s, c.values);
+    const long m = std::min(systems, backend == "cuda" ? systems : 8192L);
+    const auto t2 = std::chrono::steady_clock::now();
+    observed.evaluate(params.data(), m, lnls.data(), statuses.data());
+    const double with = seconds_since(t2);
+    const auto t3 = std::chrono::steady_clock::now();
+    observed.integrate_without_observers(params.data(), m, statuses.data());
+    const double without = seconds_since(t3);
+    std::cout << "  observers (" << hundred.rv.size() << " RVs, " << hundred.transits.size() << " transits), " << m
+              << " systems on " << backend << ": " << with << " s with, " << without << " s without: +"
+              << std::setprecision(3) << 100.0 * (with / without - 1.0) << "%\n";
+  }
+}
+
 }  // namespace
 
 int bench_command(int argc, char** argv) {
@@ -133,7 +219,10 @@ int bench_command(int argc, char** argv) {
       "peak", po::value<double>()->default_value(33.5),
       "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)")(
       "energy-time", po::value<double>()->default_value(0.45e6), "E: length of the Swarm-NG Table 1 energy runs")(
-      "energy-systems", po::value<long>()->default_value(256), "E: systems in the energy runs");
+      "energy-systems", po::value<long>()->default_value(256), "E: systems in the energy runs")(
+      "b7-config", po::value<std::string>()->default_value("examples/kepler9.cfg"),
+      "B7: the model and data (only with --only B7)")("b7-systems", po::value<long>()->default_value(100000),
+                                                      "B7: perturbed copies in one batch");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -145,7 +234,8 @@ int bench_command(int argc, char** argv) {
     std::cout << options
               << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
                  "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10); E Swarm-NG Table 1\n"
-                 "energy runs (only with --only E). See design/BENCHMARKS.md.\n";
+                 "energy runs (only with --only E); B7 Kepler-9 likelihood (only with --only B7). See\n"
+                 "design/BENCHMARKS.md.\n";
     return 0;
   }
   const std::string only = "," + vm["only"].as<std::string>() + ",";
@@ -203,7 +293,10 @@ int bench_command(int argc, char** argv) {
       rows.push_back(run("E", b, "rkck_adaptive", 3, m, 1e-4, t, threads, 0.017, &rkck));
     }
   }
-  print(rows, vm["peak"].as<double>());
+  if (!rows.empty()) print(rows, vm["peak"].as<double>());
+  if (want("B7"))
+    bench_likelihood(vm["b7-config"].as<std::string>(),
+                     std::max(1L, static_cast<long>(vm["b7-systems"].as<long>() * scale)), backends, threads);
   return 0;
 }
 

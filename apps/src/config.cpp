@@ -112,3 +112,72 @@ void store_settings(const std::map<std::string, Setting>& settings, const po::op
 }
 
 }  // namespace swarmfit::app
+
+namespace swarmfit::app {
+
+namespace {
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+void read_sections_into(const std::string& path, SectionedConfig& out, int& current, int depth) {
+  if (depth > 8) throw InputError(path + ": includes nested too deeply");
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the configuration file");
+  out.text += "# ---- " + path + "\n";
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    out.text += line + "\n";
+    const std::string where = path + ":" + std::to_string(number);
+    const auto comment = line.find('#');
+    const std::string text = trim(comment == std::string::npos ? line : line.substr(0, comment));
+    if (text.empty()) continue;
+    if (text.front() == '[') {
+      if (text.back() != ']') throw InputError(where + ": expected '[type name]', got '" + text + "'");
+      std::istringstream words(text.substr(1, text.size() - 2));
+      ConfigSection section;
+      words >> section.type >> section.name;
+      std::string extra;
+      if (section.type.empty() || section.name.empty() || (words >> extra))
+        throw InputError(where + ": expected '[type name]' (e.g. [planet b]), got '" + text + "'");
+      section.origin = where;
+      section.base_dir = directory_of(path);
+      out.sections.push_back(section);
+      current = static_cast<int>(out.sections.size()) - 1;
+      continue;
+    }
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) throw InputError(where + ": expected 'key = value', got '" + text + "'");
+    ConfigEntry e{trim(text.substr(0, equals)), trim(text.substr(equals + 1)), where};
+    if (e.key.empty()) throw InputError(where + ": missing key before '='");
+    if (e.key == "include") {
+      if (e.value.empty()) throw InputError(where + ": include needs a file");
+      const std::string included = e.value[0] == '/' ? e.value : directory_of(path) + "/" + e.value;
+      const int saved = current;
+      current = -1;  // an included file starts with its own global lines
+      read_sections_into(included, out, current, depth + 1);
+      current = saved;
+      continue;
+    }
+    std::vector<ConfigEntry>& target = current >= 0 ? out.sections[current].entries : out.globals;
+    for (const auto& previous : target)
+      if (previous.key == e.key)
+        throw InputError(where + ": key '" + e.key + "' given twice (first at " + previous.origin + ")");
+    target.push_back(e);
+  }
+}
+
+}  // namespace
+
+SectionedConfig read_sectioned_config(const std::string& path) {
+  SectionedConfig out;
+  int current = -1;
+  read_sections_into(path, out, current, 0);
+  return out;
+}
+
+}  // namespace swarmfit::app

@@ -32,3 +32,27 @@ void store_settings(const std::map<std::string, Setting>& settings,
 std::string closest_key(const std::string& key, const boost::program_options::options_description& known);
 
 }  // namespace swarmfit::app
+
+#include "swarmfit/observations/dataset.hpp"
+
+namespace swarmfit::app {
+
+// A configuration with sections: global "key = value" lines first, then sections opened by
+// "[type name]" lines (e.g. [planet b], [rv HARPS-N], [transits b]). "include = FILE" (relative to
+// the including file) reads another file in its place. Keys inside sections are checked by
+// whoever interprets the section.
+struct ConfigSection {
+  std::string type;
+  std::string name;
+  std::string origin;  // FILE:LINE of the header
+  std::string base_dir;
+  std::vector<ConfigEntry> entries;
+};
+struct SectionedConfig {
+  std::vector<ConfigEntry> globals;
+  std::vector<ConfigSection> sections;
+  std::string text;  // every file read, concatenated (stored with results)
+};
+SectionedConfig read_sectioned_config(const std::string& path);
+
+}  // namespace swarmfit::app

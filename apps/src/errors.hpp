@@ -2,16 +2,13 @@
 // and exit code 2 (design/ARCHITECTURE.md, "Errors").
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include "swarmfit/observations/input_error.hpp"
 
 namespace swarmfit::app {
 
 constexpr int kExitBadInput = 2;
 constexpr int kExitMismatch = 3;  // --reference comparison failed
 
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using swarmfit::InputError;
 
 }  // namespace swarmfit::app

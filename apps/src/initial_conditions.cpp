@@ -3,8 +3,8 @@
 #include <cmath>
 #include <map>
 
-#include "csv_table.hpp"
 #include "errors.hpp"
+#include "swarmfit/observations/text_table.hpp"
 
 namespace swarmfit::app {
 
@@ -46,7 +46,7 @@ std::unique_ptr<Ensemble> generate_swarm_ensemble(const GeneratorSettings& s) {
 }
 
 std::unique_ptr<Ensemble> read_initial_conditions(const std::string& path) {
-  const std::vector<CsvRow> rows = read_csv(path);
+  const std::vector<TableRow> rows = read_csv(path);
   if (rows.empty()) throw InputError(path + ": empty file (expected a header and one row per body)");
   const std::vector<std::string> required = {"system", "body", "mass", "x", "y", "z", "vx", "vy", "vz"};
   std::map<std::string, std::size_t> column;
@@ -65,7 +65,7 @@ std::unique_ptr<Ensemble> read_initial_conditions(const std::string& path) {
   const char* axes[3] = {"x", "y", "z"};
   const char* vaxes[3] = {"vx", "vy", "vz"};
   for (std::size_t r = 1; r < rows.size(); ++r) {
-    const CsvRow& row = rows[r];
+    const TableRow& row = rows[r];
     if (row.fields.size() != rows[0].fields.size())
       throw InputError(path + ":" + std::to_string(row.line) + ": expected " + std::to_string(rows[0].fields.size()) +
                        " fields, found " + std::to_string(row.fields.size()));

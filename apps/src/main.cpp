@@ -13,6 +13,10 @@ void usage(std::ostream& out) {
          "commands:\n"
          "  integrate --config FILE [key=value ...] [--reference FILE]\n"
          "                 integrate an ensemble of N-body systems (swarmfit integrate --help)\n"
+         "  predict --config FILE [--params FILE] [--output DIR] [key=value ...]\n"
+         "                 model RV curves and transit times (O-C) of a planetary model, as CSV\n"
+         "  data --config FILE\n"
+         "                 read and check the RV and transit-time data of a configuration\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -28,6 +32,8 @@ int main(int argc, char** argv) {
   try {
     if (command == "integrate") return swarmfit::app::integrate_command(argc - 1, argv + 1);
     if (command == "bench") return swarmfit::app::bench_command(argc - 1, argv + 1);
+    if (command == "predict") return swarmfit::app::predict_command(argc - 1, argv + 1);
+    if (command == "data") return swarmfit::app::data_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

@@ -7,6 +7,9 @@
 
 #include <omp.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/dispatch.hpp"
 #include "swarmfit/integrators/schemes.hpp"
@@ -23,7 +26,7 @@ constexpr int kSimdWidth = 2;
 static_assert(kChunk % kSimdWidth == 0, "a chunk must hold whole SIMD packs");
 
 template <template <int, class> class Scheme, int N>
-void integrate_chunks(EnsembleView view, const RunRequest& request) {
+void integrate_chunks(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
   using T = Pack<kSimdWidth>;
   const int threads = request.threads > 0 ? request.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -33,22 +36,33 @@ void integrate_chunks(EnsembleView view, const RunRequest& request) {
       T radius[N];
       Clock<T> clock;
       load_lanes<N>(view, chunk, lane, bodies, radius, clock);
-      integrate_lanes<Scheme, N, T>(bodies, radius, clock, request.destination_time, request.step, request.monitors);
+      if (tables) {
+        if constexpr (N <= kMaxObservedBodies) {
+          LikelihoodObserver<N, T> observer(*tables, chunk * kChunk + lane);
+          integrate_lanes<Scheme, N, T>(bodies, radius, clock, request.destination_time, request.step, request.monitors,
+                                        &observer);
+          observer.finish(clock.status);
+        }
+      } else {
+        integrate_lanes<Scheme, N, T>(bodies, radius, clock, request.destination_time, request.step, request.monitors);
+      }
       store_lanes<N>(view, chunk, lane, bodies, clock);
     }
   }
 }
 
 template <template <int, class> class Scheme>
-void integrate_cpu_scheme(Ensemble& ensemble, const RunRequest& request) {
+void integrate_cpu_scheme(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables) {
+  if (tables && ensemble.num_bodies() > kMaxObservedBodies)
+    throw std::invalid_argument("observed integrations take at most " + std::to_string(kMaxObservedBodies) + " bodies");
   dispatch_bodies(ensemble.num_bodies(),
-                  [&](auto n) { integrate_chunks<Scheme, decltype(n)::value>(ensemble.view(), request); });
+                  [&](auto n) { integrate_chunks<Scheme, decltype(n)::value>(ensemble.view(), request, tables); });
 }
 
 // Defined in cpu_kernels_<scheme>.cpp.
-void integrate_cpu_hermite(Ensemble& ensemble, const RunRequest& request);
-void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request);
-void integrate_cpu_rkck(Ensemble& ensemble, const RunRequest& request);
-void integrate_cpu_leapfrog(Ensemble& ensemble, const RunRequest& request);
+void integrate_cpu_hermite(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
+void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
+void integrate_cpu_rkck(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
+void integrate_cpu_leapfrog(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
 
 }  // namespace swarmfit

@@ -2,8 +2,8 @@
 
 namespace swarmfit {
 
-void integrate_cpu_hermite(Ensemble& ensemble, const RunRequest& request) {
-  integrate_cpu_scheme<Hermite>(ensemble, request);
+void integrate_cpu_hermite(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables) {
+  integrate_cpu_scheme<Hermite>(ensemble, request, tables);
 }
 
 }  // namespace swarmfit

@@ -2,6 +2,8 @@
 
 namespace swarmfit {
 
-void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request) { integrate_cpu_scheme<Mvs>(ensemble, request); }
+void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables) {
+  integrate_cpu_scheme<Mvs>(ensemble, request, tables);
+}
 
 }  // namespace swarmfit

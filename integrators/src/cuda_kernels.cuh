@@ -18,9 +18,12 @@ constexpr int kCudaBlock = 128;
 #define SWARMFIT_CUDA_MIN_BLOCKS 1
 #endif
 
-template <template <int, class> class Scheme, int N>
+// With Observed, the likelihood observers (observers.hpp) ride along; `tables` holds device
+// pointers and is ignored otherwise.
+template <template <int, class> class Scheme, int N, bool Observed>
 __global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
-    integrate_kernel(EnsembleView view, long num_slots, double t_end, StepParams step, MonitorParams monitors) {
+    integrate_kernel(EnsembleView view, long num_slots, double t_end, StepParams step, MonitorParams monitors,
+                     ObservationTables tables) {
   const long system = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (system >= num_slots) return;
   const long chunk = system / kChunk;
@@ -29,25 +32,37 @@ __global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
   double radius[N];
   Clock<double> clock;
   load_lanes<N>(view, chunk, lane, bodies, radius, clock);
-  integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors);
+  if constexpr (Observed) {
+    LikelihoodObserver<N, double> observer(tables, system);
+    integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors, &observer);
+    observer.finish(clock.status);
+  } else {
+    integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors);
+  }
   store_lanes<N>(view, chunk, lane, bodies, clock);
 }
 
 template <template <int, class> class Scheme>
-void launch_scheme(EnsembleView view, const RunRequest& request) {
+void launch_scheme(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
   const long slots = view.num_chunks * kChunk;
   const unsigned grid = static_cast<unsigned>((slots + kCudaBlock - 1) / kCudaBlock);
   dispatch_bodies(view.num_bodies, [&](auto n) {
-    integrate_kernel<Scheme, decltype(n)::value>
-        <<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step, request.monitors);
+    constexpr int N = decltype(n)::value;
+    if (!tables) {
+      integrate_kernel<Scheme, N, false><<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step,
+                                                               request.monitors, ObservationTables{});
+    } else if constexpr (N <= kMaxObservedBodies) {
+      integrate_kernel<Scheme, N, true>
+          <<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step, request.monitors, *tables);
+    }
   });
   SWARMFIT_CUDA_CHECK(cudaGetLastError());
 }
 
 // Defined in cuda_kernels_<scheme>.cu.
-void launch_hermite(EnsembleView view, const RunRequest& request);
-void launch_mvs(EnsembleView view, const RunRequest& request);
-void launch_rkck(EnsembleView view, const RunRequest& request);
-void launch_leapfrog(EnsembleView view, const RunRequest& request);
+void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
+void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
+void launch_rkck(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
+void launch_leapfrog(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
 
 }  // namespace swarmfit

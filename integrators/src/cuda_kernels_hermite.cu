@@ -2,6 +2,8 @@
 
 namespace swarmfit {
 
-void launch_hermite(EnsembleView view, const RunRequest& request) { launch_scheme<Hermite>(view, request); }
+void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
+  launch_scheme<Hermite>(view, request, tables);
+}
 
 }  // namespace swarmfit

@@ -2,6 +2,8 @@
 
 namespace swarmfit {
 
-void launch_leapfrog(EnsembleView view, const RunRequest& request) { launch_scheme<Leapfrog>(view, request); }
+void launch_leapfrog(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
+  launch_scheme<Leapfrog>(view, request, tables);
+}
 
 }  // namespace swarmfit

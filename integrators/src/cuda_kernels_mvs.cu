@@ -2,6 +2,8 @@
 
 namespace swarmfit {
 
-void launch_mvs(EnsembleView view, const RunRequest& request) { launch_scheme<Mvs>(view, request); }
+void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
+  launch_scheme<Mvs>(view, request, tables);
+}
 
 }  // namespace swarmfit

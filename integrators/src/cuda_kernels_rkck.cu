@@ -2,6 +2,8 @@
 
 namespace swarmfit {
 
-void launch_rkck(EnsembleView view, const RunRequest& request) { launch_scheme<Rkck>(view, request); }
+void launch_rkck(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
+  launch_scheme<Rkck>(view, request, tables);
+}
 
 }  // namespace swarmfit

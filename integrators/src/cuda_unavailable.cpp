@@ -12,5 +12,8 @@ DeviceTiming integrate_cuda(Ensemble&, const RunRequest&) {
   throw std::runtime_error(
       "backend=cuda: this build of swarmfit has no CUDA backend (configure with SWARMFIT_CUDA=ON)");
 }
+DeviceTiming integrate_observed_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables&) {
+  return integrate_cuda(ensemble, request);
+}
 
 }  // namespace swarmfit

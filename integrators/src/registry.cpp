@@ -75,6 +75,8 @@ const char* status_name(int code) {
     case kStatusStepBudget: return "step_budget";
     case kStatusKeplerFailure: return "kepler_failure";
     case kStatusStepUnderflow: return "step_underflow";
+    case kStatusMissedTransit: return "missed_transit";
+    case kStatusInvalidParameters: return "invalid_parameters";
     case kStatusPadding: return "padding";
     default: return "unknown";
   }

@@ -54,7 +54,7 @@ class Cli : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(dir_)) {
       const std::string name = entry.path().filename().string();
       EXPECT_TRUE(name == "stdout" || name == "stderr" || name.find(".cfg") != std::string::npos ||
-                  name.find("ic.csv") != std::string::npos)
+                  name.find("ic.csv") != std::string::npos || name.rfind("in_", 0) == 0)
           << "left behind: " << name;
     }
   }
@@ -121,6 +121,75 @@ TEST_F(Cli, RunsWritesOutputsAndPassesItsOwnReference) {
   EXPECT_EQ(other.exit_code, 3) << other.out << other.err;
   EXPECT_NE(other.out.find("MISMATCH"), std::string::npos) << other.out;
   EXPECT_NE(other.out.find("worst system"), std::string::npos) << other.out;
+}
+
+// A planetary model with RV and transit-time data (self-contained: the data are written here).
+class ModelCli : public Cli {
+ protected:
+  std::string data_config(const std::string& extra_global = "", const std::string& rv_extra = "",
+                          const std::string& planet_extra = "") {
+    std::string rv = "# time rv error\n";
+    for (int k = 0; k < 20; ++k) rv += std::to_string(2455001.5 + 7.3 * k) + " " + std::to_string(3 * k % 7) + " 2.0\n";
+    write("in_rv.txt", rv);
+    std::string transits = "epoch,time,error\n";
+    for (int k = 0; k < 10; ++k)
+      transits += std::to_string(k) + "," + std::to_string(2455003.0 + 10.0 * k) + ",0.001\n";
+    write("in_transits.csv", transits);
+    return write("model.cfg", "star_mass = 1.0\nreference_epoch = 2455000.0\n" + extra_global +
+                                  "\n[planet b]\nperiod = 10.0\nmass = 20\ntc = 2455003.0\n" + planet_extra +
+                                  "\n[rv HARPS]\nfile = in_rv.txt\ncolumns = time rv rv_error\n" + rv_extra +
+                                  "\n[transits b]\nfile = in_transits.csv\nformat = csv\nheader = yes\n"
+                                  "columns = epoch time error\nplanet = b\n");
+  }
+};
+
+TEST_F(ModelCli, PredictWritesCurvesAndTransitTimes) {
+  const std::string config = data_config();
+  const std::string out = (dir_ / "predicted").string();
+  const Result r = run("predict --config " + config + " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" ok "), std::string::npos) << r.out;
+  for (const char* file : {"rv_data.csv", "rv_curve.csv", "transits.csv"})
+    EXPECT_TRUE(fs::exists(dir_ / "predicted" / file));
+  std::ifstream transits(dir_ / "predicted" / "transits.csv");
+  std::string header, first;
+  std::getline(transits, header);
+  std::getline(transits, first);
+  EXPECT_EQ(header,
+            "set,planet,epoch,time_observed,error,time_model,residual_minutes,oc_observed_minutes,oc_model_minutes");
+  EXPECT_EQ(first.rfind("0,b,0,2455003,", 0), 0u) << first;
+  // Many parameter sets at once.
+  const std::string params = write("in_params.csv", "period_b,mass_b\n10.0,20\n10.001,25\n9.999,15\n");
+  const Result many = run("predict --config " + config + " --params " + params + " --output " + out);
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_NE(many.out.find("3 parameter set(s)"), std::string::npos) << many.out;
+  const Result data = run("data --config " + config);
+  ASSERT_EQ(data.exit_code, 0) << data.err;
+  EXPECT_NE(data.out.find("HARPS: 20 points"), std::string::npos) << data.out;
+  EXPECT_NE(data.out.find("planet b: 10 transits"), std::string::npos) << data.out;
+}
+
+TEST_F(ModelCli, BadModelInputIsRefusedBeforeAnyWork) {
+  const std::string out = " --output " + (dir_ / "predicted").string();
+  expect_refused(run("predict --config " + data_config("", "", "eccentricity = 0.1\n") + out),
+                 "model.cfg:8: unknown key 'eccentricity' in [planet b]");
+  expect_refused(run("predict --config " + data_config("star_mas = 1\n") + out),
+                 "unknown key 'star_mas' (did you mean 'star_mass'?)");
+  expect_refused(run("predict --config " + data_config("", "rv_unit = furlongs\n") + out),
+                 "key 'rv_unit': expected m/s or km/s");
+  expect_refused(run("predict --config " + data_config("", "", "secosw = 1.1\n") + out),
+                 "invalid: e of b = secosw^2 + sesinw^2 must be < 1");
+  expect_refused(run("predict --config " + data_config() + out + " reference_epoch=2455010"), "in_rv.txt:2: RV time");
+  expect_refused(run("predict --config " + data_config() + out + " integrator=euler"),
+                 "key 'integrator': unknown integrator 'euler'");
+  expect_refused(run("predict --config " + data_config() + out + " --params " + write("in_bad.csv", "period_z\n3\n")),
+                 "in_bad.csv:1: unknown parameter 'period_z'");
+  write("in_rv.txt", "2455001 1.0 -2.0\n");
+  const std::string config = (dir_ / "model.cfg").string();
+  expect_refused(run("data --config " + config), "in_rv.txt:1: column 'rv_error': an error must be > 0");
+  write("in_extra.cfg", "[moon x]\nfile = a\n");
+  expect_refused(run("data --config " + (dir_ / "in_extra.cfg").string()),
+                 "in_extra.cfg:1: unknown section type 'moon'");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "swarmfit/integrators/ensemble.hpp"
+#include "swarmfit/integrators/observers.hpp"
 #include "swarmfit/integrators/registry.hpp"
 
 namespace swarmfit {
@@ -33,5 +34,14 @@ std::string cuda_device_name();
 DeviceTiming integrate_cuda(Ensemble& ensemble, const RunRequest& request);
 
 void integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend);
+
+// One likelihood pass: integrates every system to destination_time with the observers of
+// observers.hpp, which write tables.log_likelihood[system] (and the model curves where asked);
+// the status codes land in the ensemble. Systems of 2 to kMaxObservedBodies bodies. The CUDA
+// version copies the tables to the device and the results back.
+void integrate_observed_cpu(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
+DeviceTiming integrate_observed_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
+void integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
+                        const std::string& backend);
 
 }  // namespace swarmfit

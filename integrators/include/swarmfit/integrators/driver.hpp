@@ -4,6 +4,7 @@
 #pragma once
 
 #include "swarmfit/integrators/gravity.hpp"
+#include "swarmfit/integrators/observers.hpp"
 #include "swarmfit/integrators/parameters.hpp"
 
 namespace swarmfit {
@@ -87,9 +88,10 @@ SWARMFIT_HD void blend_lanes(S& dst, const S& old, MaskOf<T> keep_new) {
   for (unsigned k = 0; k < sizeof(S) / sizeof(T); ++k) d[k] = select(keep_new, d[k], o[k]);
 }
 
-template <template <int, class> class Scheme, int N, class T>
+// `observer` (observers.hpp), when given, sees every accepted step of every lane.
+template <template <int, class> class Scheme, int N, class T, class Observer = NoObserver>
 SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>& clock, double t_end,
-                                 const StepParams& p, const MonitorParams& m) {
+                                 const StepParams& p, const MonitorParams& m, Observer* observer = nullptr) {
   using S = Scheme<N, T>;
   using Mask = MaskOf<T>;
   constexpr bool kLanes = LaneTraits<T>::width > 1;
@@ -103,6 +105,7 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
   T h_next;
   S::begin(b, w, p, h_next);
   if (p.adaptive) h_next = select(clock.time_step > 0.0, clock.time_step, h_next);
+  if constexpr (Observer::kActive) observer->template start<Scheme>(b, w, p);
   T steps_this_call = 0.0;
   while (any(active)) {
     const T remaining = t_end - clock.time;
@@ -132,9 +135,12 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
 
     T rp[N][3], rv[N][3];
     S::star_relative(b, w, p, rp, rv);
+    if constexpr (Observer::kActive) observer->template after_step<Scheme>(b, w, p, clock.time, h, advanced, rp, rv);
     T code = monitor_status<N>(rp, rv, b.mass, radius, m, p.G);
     code = select(ok, code, T(kStatusKeplerFailure));
     code = select(stalled, T(kStatusStepUnderflow), code);
+    // A system whose observations already failed (missed transit) need not go on.
+    if constexpr (Observer::kActive) code = select(code == 0.0, observer->status, code);
     clock.status = select(active, code, clock.status);
     active = mask_and(active, mask_and(clock.status == 0.0, clock.time < t_end));
     if (m.max_steps > 0.0) {

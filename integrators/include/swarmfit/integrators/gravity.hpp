@@ -142,6 +142,11 @@ struct InertialCoordinates {
                                         T (&rv)[N][3]) {
     relative_to_body0(b, rp, rv);
   }
+  // How far behind the step's end time the stored state is (MVS keeps half a Kepler drift pending).
+  template <class Work, class Params>
+  SWARMFIT_HD static T observation_lag(const Work&, const Params&) {
+    return T(0.0);
+  }
 };
 
 }  // namespace swarmfit

@@ -49,6 +49,8 @@ struct LaneTraits<double> {
   SWARMFIT_HD static double load(const double* p) { return *p; }
   SWARMFIT_HD static void store(double* p, double v) { *p = v; }
   SWARMFIT_HD static double lane(double v, int) { return v; }
+  SWARMFIT_HD static void set_lane(double& v, int, double x) { v = x; }
+  SWARMFIT_HD static bool mask_lane(bool m, int) { return m; }
 };
 
 #if !defined(__CUDACC__)
@@ -271,6 +273,8 @@ struct LaneTraits<Pack<W>> {
   }
   static void store(double* p, Pack<W> v) { std::memcpy(p, &v.v, sizeof(v.v)); }
   static double lane(Pack<W> v, int i) { return v.v[i]; }
+  static void set_lane(Pack<W>& v, int i, double x) { v.v[i] = x; }
+  static bool mask_lane(PackMask<W> m, int i) { return m.m[i] != 0; }
 };
 #endif  // !__CUDACC__
 

@@ -8,6 +8,11 @@
 // One step is the palindrome A(h/2) B(h/2) C(h) B(h/2) A(h/2) of the three operators in the order
 // set by MvsSplitting; the closing A(h/2) is kept pending and merged with the next step's opening
 // A(h/2), so e.g. the REBOUND order costs one Kepler solve and one force evaluation per step.
+// Symplectic correctors (Wisdom, Holman & Touma 1996, Fields Inst. Commun. 10, 217), for Jacobi
+// coordinates with the drift-kick-drift kernel: real -> mapping coordinates when the integration
+// starts, mapping -> real when it ends, so the map follows the real trajectory without its
+// O(eps h^2) frequency error (TTVFast does the same, Deck et al. 2014). Stage coefficients as in
+// REBOUND's WHFast (Rein & Tamayo 2015, MNRAS 452, 376).
 #pragma once
 
 #include "swarmfit/integrators/gravity.hpp"
@@ -195,6 +200,44 @@ struct Mvs {
     }
   }
 
+  // inv = +1: real -> mapping coordinates; inv = -1: back. The corrector is a product of stages
+  // Z(a, b) = Kepler(a) kick(-b) Kepler(-2a) kick(b) Kepler(a) (Wisdom et al. 1996, eq. 22),
+  // applied as one flat list of operators so the Kepler solver is instantiated once.
+  SWARMFIT_HD_COLD static void apply_corrector(Bodies<N, T>& b, const StepParams& p, double inv) {
+    if (p.mvs_coordinates != MvsCoordinates::kJacobi || p.mvs_splitting != MvsSplitting::kKeplerJumpKick) return;
+    const double a1 = 0.41833001326703777399;  // a_k = k sqrt(7/40)
+    // (a_k / a1, b) per stage, b already multiplied by the sign pattern of the order.
+    double stage_a[6], stage_b[6];
+    int stages = 0;
+    if (p.mvs_corrector == 3) {
+      const double b31 = -0.024900596027799867499;
+      const double a[2] = {1, -1}, bb[2] = {-b31, b31};
+      for (int k = 0; k < 2; ++k) stage_a[k] = a[k], stage_b[k] = bb[k];
+      stages = 2;
+    } else if (p.mvs_corrector == 5) {
+      const double b51 = -0.0083001986759332891665, b52 = 0.041500993379666445832;
+      const double a[4] = {-2, -1, 1, 2}, bb[4] = {-b51, -b52, b52, b51};
+      for (int k = 0; k < 4; ++k) stage_a[k] = a[k], stage_b[k] = bb[k];
+      stages = 4;
+    } else if (p.mvs_corrector == 7) {
+      const double b71 = 0.0024926811426922105779, b72 = -0.018270923246702131478, b73 = 0.053964399093127498722;
+      const double a[6] = {-3, -2, -1, 1, 2, 3}, bb[6] = {-b71, -b72, -b73, b73, b72, b71};
+      for (int k = 0; k < 6; ++k) stage_a[k] = a[k], stage_b[k] = bb[k];
+      stages = 6;
+    }
+    const double h = p.time_step;
+    SWARMFIT_ROLLED
+    for (int op = 0; op < 5 * stages; ++op) {
+      const double a = stage_a[op / 5] * a1 * h, k = inv * stage_b[op / 5] * h;
+      const int part = op % 5;
+      if (part == 1 || part == 3) {
+        kick(b, p, T(part == 1 ? -k : k));
+      } else {
+        kepler(b, p, T(part == 2 ? -2.0 * a : a));
+      }
+    }
+  }
+
   // Drift (jump) or kick, whichever `op` names; the Kepler operator is called in one place
   // only, so the solver is inlined once per planet (code size, and nvcc compile time).
   SWARMFIT_HD static void linear_operator(int op, Bodies<N, T>& b, const StepParams& p, T tau) {
@@ -210,6 +253,7 @@ struct Mvs {
       inertial_to_democratic(b);
     } else {
       inertial_to_jacobi(b);
+      if (p.mvs_corrector > 0) apply_corrector(b, p, 1.0);
     }
     w.pending = 0.0;
     h_next = p.time_step;
@@ -263,6 +307,7 @@ struct Mvs {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       democratic_to_inertial(b);
     } else {
+      if (p.mvs_corrector > 0) apply_corrector(b, p, -1.0);
       T x[N][3], v[N][3];
       jacobi_to_inertial(b, x, v);
       SWARMFIT_UNROLL_BODIES(N)
@@ -274,6 +319,12 @@ struct Mvs {
         }
       }
     }
+  }
+
+  // With the Kepler operator outermost (kepler_jump_kick), the stored state still owes a Kepler
+  // drift of w.pending: its positions are those of about w.pending earlier.
+  SWARMFIT_HD static T observation_lag(const Work& w, const StepParams& p) {
+    return p.mvs_splitting == MvsSplitting::kKeplerJumpKick ? w.pending : T(0.0);
   }
 
   // Positions and velocities relative to the star, for the monitors (between steps the outer

@@ -5,15 +5,17 @@ namespace swarmfit {
 
 // Why a system stopped. Codes are stable: they are written to output files.
 enum StatusCode : int {
-  kStatusOk = 0,              // running, or reached its destination time
-  kStatusCloseEncounter = 1,  // two planets closer than close_approach mutual Hill radii
-  kStatusEjected = 2,         // a body beyond rmax from the star, or unbound (stop_on_unbound)
-  kStatusCollision = 3,       // two bodies closer than the sum of their physical radii
-  kStatusNonFinite = 4,       // a position or velocity became NaN or infinite
-  kStatusStepBudget = 5,      // max_steps reached before the destination time
-  kStatusKeplerFailure = 6,   // the Kepler solver did not converge (MVS)
-  kStatusStepUnderflow = 7,   // an adaptive step too small to advance the time, zero or NaN
-  kStatusPadding = -1,        // an unused slot of the last chunk; never integrated
+  kStatusOk = 0,                 // running, or reached its destination time
+  kStatusCloseEncounter = 1,     // two planets closer than close_approach mutual Hill radii
+  kStatusEjected = 2,            // a body beyond rmax from the star, or unbound (stop_on_unbound)
+  kStatusCollision = 3,          // two bodies closer than the sum of their physical radii
+  kStatusNonFinite = 4,          // a position or velocity became NaN or infinite
+  kStatusStepBudget = 5,         // max_steps reached before the destination time
+  kStatusKeplerFailure = 6,      // the Kepler solver did not converge (MVS)
+  kStatusStepUnderflow = 7,      // an adaptive step too small to advance the time, zero or NaN
+  kStatusMissedTransit = 8,      // an observed transit has no model transit (no conjunction, or not across the star)
+  kStatusInvalidParameters = 9,  // the parameters give no bound orbit (e >= 1, mass <= 0, ...); not integrated
+  kStatusPadding = -1,           // an unused slot of the last chunk; never integrated
 };
 
 const char* status_name(int code);
@@ -37,6 +39,9 @@ struct StepParams {
   double max_time_step = 1e300;
   MvsCoordinates mvs_coordinates = MvsCoordinates::kDemocraticHeliocentric;
   MvsSplitting mvs_splitting = MvsSplitting::kJumpKickKepler;
+  // mvs with Jacobi coordinates and the kepler_jump_kick (drift-kick-drift) splitting: order of
+  // the symplectic corrector applied when the integration starts and ends (0 = none; 3, 5, 7).
+  int mvs_corrector = 0;
 };
 
 struct MonitorParams {

@@ -2,11 +2,15 @@
 // (habit 1 of design/STYLE.md; after Kokkos_Macros.hpp / AMReX_GpuQualifiers.H).
 #pragma once
 
+// SWARMFIT_HD_COLD: rarely executed host/device code (observations, correctors) kept out of
+// line on the GPU, so the hot loop stays small and nvcc does not inline it at every call site.
 #if defined(__CUDACC__)
 #define SWARMFIT_HD __host__ __device__ __forceinline__
+#define SWARMFIT_HD_COLD __host__ __device__ __noinline__
 #define SWARMFIT_GLOBAL __global__
 #else
 #define SWARMFIT_HD inline
+#define SWARMFIT_HD_COLD inline
 #define SWARMFIT_GLOBAL
 #endif
 

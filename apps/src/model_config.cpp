@@ -1,0 +1,276 @@
+#include "model_config.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "errors.hpp"
+#include "swarmfit/integrators/registry.hpp"
+#include "swarmfit/models/units.hpp"
+#include "swarmfit/observations/text_table.hpp"
+
+namespace po = boost::program_options;
+
+namespace swarmfit::app {
+
+namespace {
+
+const std::vector<std::pair<std::string, std::string>> kPlanetKeys = {
+    {"period", "osculating period at the reference epoch, days"},
+    {"mass", "planet mass, Earth masses (mass_parameter = mass)"},
+    {"K", "RV semi-amplitude, m/s (mass_parameter = K)"},
+    {"secosw", "sqrt(e) cos(omega) (default 0)"},
+    {"sesinw", "sqrt(e) sin(omega) (default 0)"},
+    {"tc", "time of conjunction, BJD_TDB (phase_parameter = tc)"},
+    {"mean_anomaly", "mean anomaly at the reference epoch, degrees (phase_parameter = mean_anomaly)"},
+    {"inc", "inclination, degrees (default 90: edge-on)"},
+    {"node", "longitude of the ascending node, degrees (default 0)"},
+};
+const std::vector<std::pair<std::string, std::string>> kInstrumentKeys = {
+    {"offset", "RV zero point, m/s (default: the weighted mean of the instrument's data)"},
+    {"jitter", "extra RV noise in quadrature, m/s (default 0)"},
+};
+
+double number(const ConfigEntry& e) {
+  char* end = nullptr;
+  const double v = std::strtod(e.value.c_str(), &end);
+  if (e.value.empty() || *end != '\0' || !std::isfinite(v))
+    throw InputError(e.origin + ": key '" + e.key + "': expected a number, got '" + e.value + "'");
+  return v;
+}
+
+void check_section_keys(const ConfigSection& s, const std::vector<std::pair<std::string, std::string>>& known) {
+  for (const auto& e : s.entries) {
+    bool ok = false;
+    for (const auto& [key, meaning] : known) ok = ok || key == e.key;
+    if (!ok) {
+      std::string list;
+      for (const auto& [key, meaning] : known) list += (list.empty() ? "" : ", ") + key;
+      throw InputError(e.origin + ": unknown key '" + e.key + "' in [" + s.type + " " + s.name + "] (known: " + list +
+                       ")");
+    }
+  }
+}
+
+const ConfigEntry* find(const ConfigSection& s, const std::string& key) {
+  for (const auto& e : s.entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+po::options_description model_keys() {
+  po::options_description keys("Global keys (before the first [section], or key=value on the command line)");
+  std::string integrators;
+  for (const auto& info : integrator_registry()) integrators += (integrators.empty() ? "" : ", ") + info.name;
+  keys.add_options()("star_mass", po::value<double>(), "mass of the star, Msun (required)")(
+      "star_radius", po::value<double>()->default_value(1.0),
+      "radius of the star, Rsun: a conjunction farther from its centre is no transit (0: any conjunction)")(
+      "reference_epoch", po::value<double>(),
+      "BJD_TDB at which the elements osculate; the integration starts there (required; before all data)")(
+      "element_frame", po::value<std::string>()->default_value("jacobi"), "jacobi or astrocentric elements")(
+      "mass_parameter", po::value<std::string>()->default_value("mass"), "mass (Earth masses) or K (m/s)")(
+      "phase_parameter", po::value<std::string>()->default_value("tc"), "tc (BJD_TDB) or mean_anomaly (degrees)")(
+      "integrator", po::value<std::string>()->default_value("mvs"), ("integration scheme: " + integrators).c_str())(
+      "time_step", po::value<double>()->default_value(0.0), "days (0: the shortest period / 20)")(
+      "mvs_coordinates", po::value<std::string>()->default_value("jacobi"),
+      "mvs: jacobi (drift-kick-drift, with symplectic correctors) or democratic_heliocentric")(
+      "mvs_corrector", po::value<int>()->default_value(3), "mvs jacobi: symplectic corrector order: 0, 3, 5 or 7")(
+      "marginalize_offsets", po::value<bool>()->default_value(false),
+      "integrate the RV offsets out analytically (uniform prior) instead of fitting them")(
+      "transit_likelihood", po::value<std::string>()->default_value("gaussian"), "gaussian or student")(
+      "student_nu", po::value<double>()->default_value(4.0), "degrees of freedom of the Student-t likelihood")(
+      "close_approach", po::value<double>()->default_value(1.0),
+      "stop (ln L = -inf) when two planets come closer than this many mutual Hill radii (0: off)")(
+      "rmax", po::value<double>()->default_value(100.0), "stop when a planet is farther than this from the star, AU")(
+      "stop_on_unbound", po::value<bool>()->default_value(true), "stop when a planet becomes unbound")(
+      "backend", po::value<std::string>()->default_value("cpu"), "cpu or cuda")(
+      "threads", po::value<int>()->default_value(0), "cpu backend: OpenMP threads (0: all)");
+  return keys;
+}
+
+std::string section_help() {
+  std::string out = "Sections:\n  [planet NAME] (one per planet, from the star outwards):\n";
+  for (const auto& [k, m] : kPlanetKeys) out += "    " + k + ": " + m + "\n";
+  out += "  [instrument NAME] (optional, one per RV instrument):\n";
+  for (const auto& [k, m] : kInstrumentKeys) out += "    " + k + ": " + m + "\n";
+  out += "  [rv NAME] (RV data; NAME is the instrument unless instrument columns say otherwise):\n";
+  for (const auto& [k, m] : source_keys(SourceKind::kRv)) out += "    " + k + ": " + m + "\n";
+  out += "  [transits NAME] (transit times):\n";
+  for (const auto& [k, m] : source_keys(SourceKind::kTransits)) out += "    " + k + ": " + m + "\n";
+  return out;
+}
+
+ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides, bool data_only) {
+  ModelConfig c;
+  c.file = read_sectioned_config(path);
+  const po::options_description known = model_keys();
+  for (const auto& e : c.file.globals) {
+    if (known.find_nothrow(e.key, false) == nullptr) {
+      std::string message = e.origin + ": unknown key '" + e.key + "'";
+      const std::string suggestion = closest_key(e.key, known);
+      if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+      throw InputError(message);
+    }
+    c.settings[e.key] = Setting{e.value, e.origin};
+  }
+  apply_overrides(c.settings, overrides, known);
+  store_settings(c.settings, known, c.vm);
+  auto origin = [&](const std::string& key) {
+    auto it = c.settings.find(key);
+    return it == c.settings.end() ? std::string("default") : it->second.origin;
+  };
+  auto choice = [&](const std::string& key, std::initializer_list<const char*> allowed) {
+    const std::string value = c.vm[key].as<std::string>();
+    for (const char* a : allowed)
+      if (value == a) return value;
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw InputError(origin(key) + ": key '" + key + "': expected one of " + list + ", got '" + value + "'");
+  };
+
+  // Data first: every file is read and checked before anything runs.
+  std::vector<const ConfigSection*> planets, instruments;
+  std::set<std::string> section_names;
+  for (const ConfigSection& s : c.file.sections) {
+    if (!section_names.insert(s.type + " " + s.name).second)
+      throw InputError(s.origin + ": section [" + s.type + " " + s.name + "] appears twice");
+    if (s.type == "rv" || s.type == "transits") {
+      const SourceKind kind = s.type == "rv" ? SourceKind::kRv : SourceKind::kTransits;
+      c.data.add(parse_source_spec(kind, s.name, s.origin, s.entries, s.base_dir));
+    } else if (s.type == "planet") {
+      check_section_keys(s, kPlanetKeys);
+      planets.push_back(&s);
+    } else if (s.type == "instrument") {
+      check_section_keys(s, kInstrumentKeys);
+      instruments.push_back(&s);
+    } else {
+      throw InputError(s.origin + ": unknown section type '" + s.type + "' (known: planet, instrument, rv, transits)");
+    }
+  }
+  c.data.finish();
+  if (data_only) return c;
+
+  if (planets.empty()) throw InputError(path + ": no [planet NAME] section");
+  if (!c.vm.count("star_mass")) throw InputError(path + ": missing key 'star_mass'");
+  if (!c.vm.count("reference_epoch")) throw InputError(path + ": missing key 'reference_epoch'");
+  for (const ConfigSection* s : instruments)
+    if (c.data.instrument_index(s->name) < 0)
+      throw InputError(s->origin + ": [instrument " + s->name + "] has no RV data");
+
+  ModelOptions options;
+  options.frame = choice("element_frame", {"jacobi", "astrocentric"}) == "jacobi" ? ElementFrame::kJacobi
+                                                                                  : ElementFrame::kAstrocentric;
+  options.mass_from_semi_amplitude = choice("mass_parameter", {"mass", "K"}) == "K";
+  options.phase_from_mean_anomaly = choice("phase_parameter", {"tc", "mean_anomaly"}) == "mean_anomaly";
+  options.reference_epoch = c.vm["reference_epoch"].as<double>();
+  std::vector<std::string> planet_names;
+  for (const ConfigSection* s : planets) planet_names.push_back(s->name);
+  c.model = std::make_unique<PlanetaryModel>(planet_names, c.data.instruments, options);
+
+  c.values.assign(c.model->num_parameters(), 0.0);
+  c.values[0] = c.vm["star_mass"].as<double>();
+  const char* mass_key = options.mass_from_semi_amplitude ? "K" : "mass";
+  const char* phase_key = options.phase_from_mean_anomaly ? "mean_anomaly" : "tc";
+  for (int p = 0; p < static_cast<int>(planets.size()); ++p) {
+    const ConfigSection& s = *planets[p];
+    auto value = [&](const char* key, bool required, double fallback) {
+      const ConfigEntry* e = find(s, key);
+      if (!e) {
+        if (required) throw InputError(s.origin + ": [planet " + s.name + "] needs key '" + key + "'");
+        return fallback;
+      }
+      return number(*e);
+    };
+    const char* unused_mass = options.mass_from_semi_amplitude ? "mass" : "K";
+    const char* unused_phase = options.phase_from_mean_anomaly ? "tc" : "mean_anomaly";
+    for (const char* k : {unused_mass, unused_phase})
+      if (const ConfigEntry* e = find(s, k))
+        throw InputError(e->origin + ": key '" + k + "' does not fit mass_parameter/phase_parameter (" +
+                         origin("mass_parameter") + ")");
+    c.values[c.model->planet_parameter(p, 0)] = value("period", true, 0);
+    c.values[c.model->planet_parameter(p, 1)] = value(mass_key, true, 0);
+    c.values[c.model->planet_parameter(p, 2)] = value("secosw", false, 0);
+    c.values[c.model->planet_parameter(p, 3)] = value("sesinw", false, 0);
+    c.values[c.model->planet_parameter(p, 4)] = value(phase_key, true, 0);
+    c.values[c.model->planet_parameter(p, 5)] = value("inc", false, 90);
+    c.values[c.model->planet_parameter(p, 6)] = value("node", false, 0);
+  }
+  for (int j = 0; j < static_cast<int>(c.data.instruments.size()); ++j) {
+    double sw = 0, swv = 0;
+    for (const auto& o : c.data.rv)
+      if (o.instrument == j) {
+        sw += 1 / (o.error * o.error);
+        swv += o.rv / (o.error * o.error);
+      }
+    double offset = swv / sw, jitter = 0;
+    for (const ConfigSection* s : instruments)
+      if (s->name == c.data.instruments[j]) {
+        if (const ConfigEntry* e = find(*s, "offset")) offset = number(*e);
+        if (const ConfigEntry* e = find(*s, "jitter")) jitter = number(*e);
+      }
+    c.values[c.model->offset_parameter(j)] = offset;
+    c.values[c.model->jitter_parameter(j)] = jitter;
+  }
+  std::string reason;
+  std::vector<PlanetState> states;
+  if (!c.model->planet_states(c.values.data(), states, &reason))
+    throw InputError(path + ": the parameter values of the configuration are invalid: " + reason);
+
+  LikelihoodSettings& L = c.likelihood;
+  L.integrator = c.vm["integrator"].as<std::string>();
+  if (!find_integrator(L.integrator))
+    throw InputError(origin("integrator") + ": key 'integrator': unknown integrator '" + L.integrator + "'");
+  L.time_step = c.vm["time_step"].as<double>();
+  if (L.time_step < 0) throw InputError(origin("time_step") + ": key 'time_step' must be >= 0");
+  L.mvs_jacobi = choice("mvs_coordinates", {"democratic_heliocentric", "jacobi"}) == "jacobi";
+  L.mvs_corrector = c.vm["mvs_corrector"].as<int>();
+  if (L.mvs_corrector != 0 && L.mvs_corrector != 3 && L.mvs_corrector != 5 && L.mvs_corrector != 7)
+    throw InputError(origin("mvs_corrector") + ": key 'mvs_corrector': expected 0, 3, 5 or 7");
+  L.star_radius = c.vm["star_radius"].as<double>() * units::kSolarRadius;
+  L.marginalize_offsets = c.vm["marginalize_offsets"].as<bool>();
+  if (choice("transit_likelihood", {"gaussian", "student"}) == "student") {
+    L.student_nu = c.vm["student_nu"].as<double>();
+    if (!(L.student_nu > 0)) throw InputError(origin("student_nu") + ": key 'student_nu' must be > 0");
+  }
+  L.monitors.close_approach = c.vm["close_approach"].as<double>();
+  L.monitors.rmax = c.vm["rmax"].as<double>();
+  L.monitors.stop_on_unbound = c.vm["stop_on_unbound"].as<bool>();
+  L.backend = choice("backend", {"cpu", "cuda"});
+  L.threads = c.vm["threads"].as<int>();
+  if (c.vm["star_mass"].as<double>() <= 0) throw InputError(origin("star_mass") + ": key 'star_mass' must be > 0");
+  return c;
+}
+
+std::vector<double> read_parameter_sets(const std::string& path, const ModelConfig& config, long& count) {
+  const std::vector<TableRow> rows = read_csv(path);
+  if (rows.size() < 2) throw InputError(path + ": expected a header line of parameter names and at least one row");
+  const PlanetaryModel& model = *config.model;
+  std::vector<int> column_parameter;
+  for (const std::string& name : rows[0].fields) {
+    const int k = model.index(name);
+    if (k < 0) {
+      std::string list;
+      for (const auto& p : model.parameters()) list += (list.empty() ? "" : ", ") + p.name;
+      throw InputError(path + ":" + std::to_string(rows[0].line) + ": unknown parameter '" + name +
+                       "' (the model's: " + list + ")");
+    }
+    column_parameter.push_back(k);
+  }
+  std::vector<double> sets;
+  count = 0;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    const TableRow& row = rows[r];
+    if (row.fields.size() != column_parameter.size())
+      throw InputError(path + ":" + std::to_string(row.line) + ": expected " + std::to_string(column_parameter.size()) +
+                       " fields, found " + std::to_string(row.fields.size()));
+    std::vector<double> values = config.values;
+    for (std::size_t k = 0; k < column_parameter.size(); ++k)
+      values[column_parameter[k]] = parse_number(row.fields[k], path, row.line, rows[0].fields[k]);
+    sets.insert(sets.end(), values.begin(), values.end());
+    ++count;
+  }
+  return sets;
+}
+
+}  // namespace swarmfit::app

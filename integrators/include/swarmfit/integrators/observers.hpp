@@ -1,0 +1,352 @@
+// Observers: what a system "sees" during its integration, reduced on the chip to one
+// log-likelihood. Written once for every lane type, like the schemes (design/ARCHITECTURE.md).
+//
+// Conventions (README, "Conventions"): the observer is on the +z axis; the sky plane is x-y.
+//  - Star RV = -v_z of the star in the barycentric frame (positive = receding), evaluated at each
+//    observation time exactly: a sub-step of the same scheme from the end of the step that
+//    passed the time (backwards by at most one step; the main integration is not disturbed).
+//  - A transit of planet i is a root of g = (x . v) over the sky-plane components of the
+//    planet-star vector, going from g < 0 to g > 0 with the planet in front (z_i - z_0 > 0):
+//    the time of minimum sky-plane separation. Sign changes are detected between steps and the
+//    root is refined by Newton iteration on g, with g' = |v_sky|^2 + x . a (Fabrycky 2010,
+//    "Non-Keplerian dynamics of exoplanets", sec. 3.2; as in TTVFast, Deck et al. 2014).
+//    A conjunction whose sky separation exceeds the star's radius is not a transit.
+//  - Transits are numbered in the data's own epoch numbering: the first conjunction by rounding
+//    with the data's linear ephemeris, the following ones by counting, so long-term period
+//    drift cannot shift the numbering.
+// Likelihood: RV with per-instrument offset gamma_j and jitter s_j,
+//   ln L = sum -0.5 [r^2 / (sigma^2 + s_j^2) + ln 2 pi (sigma^2 + s_j^2)],  r = v - model - gamma_j,
+// accumulated as per-instrument sums so that gamma_j can instead be marginalised analytically
+// (uniform prior; e.g. Gregory 2005, "Bayesian Logical Data Analysis", sec. 10.5). Transit times:
+// Gaussian, or Student-t with nu degrees of freedom (Agol et al. 2021, PSJ 2, 1, eq. 29).
+#pragma once
+
+#include "swarmfit/integrators/gravity.hpp"
+#include "swarmfit/integrators/kepler.hpp"
+#include "swarmfit/integrators/parameters.hpp"
+
+namespace swarmfit {
+
+constexpr int kMaxInstruments = 8;
+constexpr int kMaxObservedBodies = 10;  // star + 9 planets
+// 1 AU/day in m/s (IAU 2012 astronomical unit).
+constexpr double kMetresPerSecondPerAuPerDay = 149597870700.0 / 86400.0;
+
+// Everything the observers read, as plain pointers (host or device memory) and small arrays, so
+// that it is passed by value into a kernel. Times are days since the start of the integration.
+struct ObservationTables {
+  // RV observations, sorted by time.
+  int num_rv = 0;
+  const double* rv_time = nullptr;
+  const double* rv_value = nullptr;  // m/s, minus the instrument's centre rv_centre[j]
+  const double* rv_error = nullptr;  // m/s
+  const int* rv_instrument = nullptr;
+  int num_instruments = 0;
+  double velocity_unit = kMetresPerSecondPerAuPerDay;  // model velocity unit -> m/s
+  bool marginalize_offsets = false;
+
+  // Transit rows, sorted by body then epoch; rows of body i are [transit_begin[i], transit_end[i]).
+  int num_transits = 0;
+  const double* transit_time = nullptr;
+  const double* transit_error = nullptr;
+  const double* transit_epoch = nullptr;  // whole numbers stored as double
+  int transit_begin[kMaxObservedBodies] = {};
+  int transit_end[kMaxObservedBodies] = {};
+  bool detect[kMaxObservedBodies] = {};  // look for conjunctions of this body
+  double ephemeris_t0[kMaxObservedBodies] = {};
+  double ephemeris_period[kMaxObservedBodies] = {};  // 0: number conjunctions from 0
+  double star_radius = 0.0;                          // same length unit as positions; 0: no check
+  double student_nu = 0.0;                           // 0: Gaussian transit-time likelihood
+  double newton_tolerance = 3e-5;                    // time unit; Newton stops after a change below this
+
+  double log_norm = 0.0;  // the parameter-independent terms of ln L (2 pi, transit errors)
+
+  // Per system: [system * num_instruments + j].
+  const double* offsets = nullptr;   // gamma_j - rv_centre[j] (ignored when marginalised)
+  const double* jitters = nullptr;   // s_j, m/s
+  double* log_likelihood = nullptr;  // [system], out
+  double* rv_model = nullptr;        // [system * num_rv + k], out; null unless requested
+  double* transit_model = nullptr;   // [system * num_transits + row], out; null unless requested
+};
+
+#ifdef SWARMFIT_COUNT_SUBSTEPS
+inline long& substep_counter() {
+  static long n = 0;
+  return n;
+}
+#endif
+
+// The inertial state of a system `delta` after the current time (delta may be negative): one
+// sub-step of the scheme itself from the stored state, on a copy, then the scheme's end() (for MVS
+// the pending half operator merges with the sub-step, so this is exactly "close the step, then
+// step by delta"). Symplectic correctors are not applied to these states (as in TTVFast): the
+// mapping trajectory started from corrected initial conditions already has the right
+// frequencies, and correcting every observation would cost more than the integration.
+template <template <int, class> class Scheme, int N, class T>
+SWARMFIT_HD_COLD void state_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                      T delta, Bodies<N, T>& out) {
+  using S = Scheme<N, T>;
+#ifdef SWARMFIT_COUNT_SUBSTEPS
+  ++substep_counter();
+#endif
+  StepParams fixed = p;
+  fixed.adaptive = false;
+  fixed.mvs_corrector = 0;
+  out = b;
+  typename S::Work work = w;
+  T h_next;
+  MaskOf<T> accepted;
+  S::step(out, work, delta, fixed, h_next, accepted);
+  S::end(out, work, fixed);
+}
+
+// The policy the driver calls when nothing is observed: compiles to nothing.
+struct NoObserver {
+  static constexpr bool kActive = false;
+};
+
+template <int N, class T>
+struct LikelihoodObserver {
+  static constexpr bool kActive = true;
+  using L = LaneTraits<T>;
+  using Mask = MaskOf<T>;
+
+  const ObservationTables& tab;
+  long first_system;           // the system in lane 0
+  T rv_next;                   // index of the next RV observation
+  T rv_next_time;              // its time (infinite when there is none): most steps test one vector
+  T sums[kMaxInstruments][3];  // per instrument: sum w, sum w r, sum w r^2 (w = 1 / (sigma^2 + s^2))
+  T log_weight_sum;            // sum ln w, less ln variance_product
+  T variance_product;          // product of sigma^2 + s^2 not yet in log_weight_sum
+  T transit_sum;               // sum r^2 / sigma^2, or sum ln(1 + r^2 / (nu sigma^2))
+  T g_prev[N];
+  T epoch_next[N];  // epoch of the next conjunction; < -1e299 until the first one
+  T row_next[N];
+  T status;
+
+  SWARMFIT_HD LikelihoodObserver(const ObservationTables& tables, long first) : tab(tables), first_system(first) {
+    rv_next = 0.0;
+    rv_next_time = tab.num_rv > 0 ? tab.rv_time[0] : HUGE_VAL;
+    for (int j = 0; j < kMaxInstruments; ++j) sums[j][0] = sums[j][1] = sums[j][2] = 0.0;
+    log_weight_sum = 0.0;
+    variance_product = 1.0;
+    transit_sum = 0.0;
+    status = 0.0;
+    for (int i = 0; i < N; ++i) {
+      g_prev[i] = 0.0;
+      epoch_next[i] = -1e300;
+      row_next[i] = double(i < kMaxObservedBodies ? tab.transit_begin[i] : 0);
+    }
+  }
+
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD void start(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p) {
+    T rp[N][3], rv[N][3];
+    Scheme<N, T>::star_relative(b, w, p, rp, rv);
+    for (int i = 0; i < N; ++i) g_prev[i] = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
+  }
+
+  // After a step that moved the lanes in `advanced` to time t_new (a step of length h); rp, rv:
+  // the stored state relative to the star (as the monitors see it).
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD void after_step(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T t_new,
+                              T h, Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
+    observe_rv<Scheme>(b, w, p, t_new, advanced);
+    observe_transits<Scheme>(b, w, p, t_new, h, advanced, rp, rv);
+  }
+
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD void observe_rv(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T t_new,
+                              Mask advanced) {
+    if (any(mask_and(advanced, rv_next_time <= t_new))) record_rv<Scheme>(b, w, p, t_new, advanced);
+  }
+
+  // Every lane may have several observations inside this step; each pass takes the next one.
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD_COLD void record_rv(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                  T t_new, Mask advanced) {
+    for (int pass = 0; pass < tab.num_rv; ++pass) {
+      const Mask pending = mask_and(advanced, rv_next_time <= t_new);
+      if (!any(pending)) return;
+      const T delta = select(pending, rv_next_time - t_new, T(0.0));
+      Bodies<N, T> now;
+      state_at_offset<Scheme, N, T>(b, w, p, delta, now);
+      const T model = -now.vel[0][2] * tab.velocity_unit;
+      // Gather this observation's row per lane, then accumulate as vectors.
+      T value = 0.0, variance = 1.0, instrument = -1.0;
+      for (int l = 0; l < L::width; ++l) {
+        if (!L::mask_lane(pending, l)) continue;
+        const int k = static_cast<int>(L::lane(rv_next, l));
+        const long sys = first_system + l;
+        const int j = tab.rv_instrument[k];
+        const double jitter = tab.jitters ? tab.jitters[sys * tab.num_instruments + j] : 0.0;
+        if (tab.rv_model) tab.rv_model[sys * tab.num_rv + k] = L::lane(model, l);
+        L::set_lane(value, l, tab.rv_value[k]);
+        L::set_lane(variance, l, tab.rv_error[k] * tab.rv_error[k] + jitter * jitter);
+        L::set_lane(instrument, l, j);
+        L::set_lane(rv_next_time, l, k + 1 < tab.num_rv ? tab.rv_time[k + 1] : HUGE_VAL);
+      }
+      rv_next = select(pending, rv_next + 1.0, rv_next);
+      const T weight = 1.0 / variance;
+      const T r = value - model;
+      for (int j = 0; j < tab.num_instruments; ++j) {
+        const Mask mine = mask_and(pending, instrument == double(j));
+        sums[j][0] = select(mine, sums[j][0] + weight, sums[j][0]);
+        sums[j][1] = select(mine, sums[j][1] + weight * r, sums[j][1]);
+        sums[j][2] = select(mine, sums[j][2] + weight * r * r, sums[j][2]);
+      }
+      // sum ln w = -ln prod(variance): a running product, folded into the sum before it can
+      // overflow, costs one logarithm per ~40 observations instead of one each.
+      variance_product = select(pending, variance_product * variance, variance_product);
+      if (any(mask_or(variance_product > 1e200, variance_product < 1e-200))) fold_variance_product();
+    }
+  }
+
+  SWARMFIT_HD_COLD void fold_variance_product() {
+    for (int l = 0; l < L::width; ++l) {
+      L::set_lane(log_weight_sum, l, L::lane(log_weight_sum, l) - log(L::lane(variance_product, l)));
+      L::set_lane(variance_product, l, 1.0);
+    }
+  }
+
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD void observe_transits(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                    T t_new, T h, Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
+    for (int i = 1; i < N && i < kMaxObservedBodies; ++i) {
+      if (!tab.detect[i]) continue;
+      const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
+      const Mask crossing = mask_and(mask_and(advanced, g_prev[i] < 0.0), mask_and(g >= 0.0, rp[i][2] > 0.0));
+      g_prev[i] = select(advanced, g, g_prev[i]);
+      if (any(crossing)) refine_transit<Scheme>(b, w, p, t_new, h, i, crossing, rp[i], rv[i]);
+    }
+  }
+
+  // The transit of body i in the lanes of `crossing`, from the stored state (b, w) at t_new whose
+  // planet-star vector is (x0, v0).
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD_COLD void refine_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                       T t_new, T h, int i, Mask crossing, const T (&x0)[3], const T (&v0)[3]) {
+    // First Newton on a two-body model: the stored state's planet-star vector drifted on its
+    // Kepler orbit (mu = G (m0 + m_i)); it is off the true motion only by the perturbations,
+    // O(eps n delta^2). Then Newton on true states (sub-steps of the scheme). Convergence is
+    // quadratic, error_next ~ (n / 2) change^2 for mean motion n, so a change below
+    // newton_tolerance (3e-5 d: next error < 2e-9 d even for n = 4/d) ends it without a
+    // confirming evaluation; usually one true state per transit is enough. g' may use the
+    // two-body acceleration: it sets the convergence rate, not the root.
+    const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
+    auto newton_change = [&](const T(&x)[3], const T(&v)[3]) {
+      const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+      const T rinv = lane_rsqrt(r2);
+      const T kepler = -mu * rinv * rinv * rinv;
+      const T gg = x[0] * v[0] + x[1] * v[1];
+      const T dg = v[0] * v[0] + v[1] * v[1] + kepler * (x[0] * x[0] + x[1] * x[1]);
+      return gg / dg;
+    };
+    const T lag = Scheme<N, T>::observation_lag(w, p);
+    T delta = select(crossing, -newton_change(x0, v0) - lag, T(0.0));
+    // The root is at most ~h (n h ~ 0.3 rad for steps of P/20) from the stored state: after the
+    // start and two two-body iterations the two-body error is ~1e-6 of a period, below the
+    // perturbations.
+    SWARMFIT_ROLLED
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      T x[3] = {x0[0], x0[1], x0[2]}, v[3] = {v0[0], v0[1], v0[2]};
+      kepler_drift(x, v, mu, delta + lag);
+      delta = select(crossing, delta - newton_change(x, v), delta);
+      delta = lane_min(lane_max(delta, -2.0 * h), h);
+    }
+    Mask converged = mask_not(crossing);
+    T sky2 = 0.0;
+    for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
+      Bodies<N, T> now;
+      state_at_offset<Scheme, N, T>(b, w, p, delta, now);
+      T x[3], v[3];
+      for (int d = 0; d < 3; ++d) {
+        x[d] = now.pos[i][d] - now.pos[0][d];
+        v[d] = now.vel[i][d] - now.vel[0][d];
+      }
+      const T change = newton_change(x, v);
+      sky2 = select(converged, sky2, x[0] * x[0] + x[1] * x[1]);
+      delta = select(converged, delta, delta - change);
+      // Keep the root near this step (a bad Newton step on a face-on orbit must not run away).
+      delta = lane_min(lane_max(delta, -2.0 * h), h);
+      converged = mask_or(converged, lane_abs(change) <= tab.newton_tolerance);
+    }
+    for (int l = 0; l < L::width; ++l) {
+      if (!L::mask_lane(crossing, l)) continue;
+      const bool ok = L::mask_lane(converged, l);
+      const double t = L::lane(t_new, l) + L::lane(delta, l);
+      const bool across = ok && (tab.star_radius <= 0.0 || L::lane(sky2, l) < tab.star_radius * tab.star_radius);
+      conjunction(l, i, t, across);
+    }
+  }
+
+  // A conjunction of body i at time t in lane l; `across` when it is a transit.
+  SWARMFIT_HD_COLD void conjunction(int l, int i, double t, bool across) {
+    double epoch = L::lane(epoch_next[i], l);
+    if (epoch < -1e299)
+      epoch = tab.ephemeris_period[i] > 0.0 ? floor((t - tab.ephemeris_t0[i]) / tab.ephemeris_period[i] + 0.5) : 0.0;
+    int row = static_cast<int>(L::lane(row_next[i], l));
+    const int end = tab.transit_end[i];
+    bool missed = false;
+    while (row < end && tab.transit_epoch[row] < epoch) {  // observed, but no conjunction was found
+      missed = true;
+      ++row;
+    }
+    double sum = L::lane(transit_sum, l);
+    while (row < end && tab.transit_epoch[row] == epoch) {
+      if (across) {
+        const double z = (t - tab.transit_time[row]) / tab.transit_error[row];
+        sum += tab.student_nu > 0.0 ? log1p(z * z / tab.student_nu) : z * z;
+        if (tab.transit_model) tab.transit_model[(first_system + l) * tab.num_transits + row] = t;
+      } else {
+        missed = true;
+      }
+      ++row;
+    }
+    L::set_lane(transit_sum, l, sum);
+    L::set_lane(row_next[i], l, row);
+    L::set_lane(epoch_next[i], l, epoch + 1.0);
+    if (missed && L::lane(status, l) == 0.0) L::set_lane(status, l, kStatusMissedTransit);
+  }
+
+  // At the end: rows never reached are missed transits; writes ln L (or -inf) per system and
+  // folds the observer's status into the clock's.
+  SWARMFIT_HD_COLD void finish(T& clock_status) {
+    fold_variance_product();
+    for (int l = 0; l < L::width; ++l) {
+      const long sys = first_system + l;
+      int code = static_cast<int>(L::lane(clock_status, l));
+      if (code == kStatusPadding) continue;
+      if (code == kStatusOk) code = static_cast<int>(L::lane(status, l));
+      for (int i = 1; i < N && i < kMaxObservedBodies; ++i)
+        if (tab.detect[i] && static_cast<int>(L::lane(row_next[i], l)) < tab.transit_end[i] && code == kStatusOk)
+          code = kStatusMissedTransit;
+      if (code == kStatusOk && static_cast<int>(L::lane(rv_next, l)) < tab.num_rv) code = kStatusStepBudget;
+      double lnl = tab.log_norm + 0.5 * L::lane(log_weight_sum, l);
+      const double ts = L::lane(transit_sum, l);
+      lnl += tab.student_nu > 0.0 ? -0.5 * (tab.student_nu + 1.0) * ts : -0.5 * ts;
+      for (int j = 0; j < tab.num_instruments; ++j) {
+        const double sw = L::lane(sums[j][0], l), sr = L::lane(sums[j][1], l), srr = L::lane(sums[j][2], l);
+        if (tab.marginalize_offsets) {
+          // integral over gamma of exp(-0.5 sum w (r - gamma)^2) = exp(-0.5 (srr - sr^2/sw)) sqrt(2 pi / sw)
+          lnl += -0.5 * (srr - sr * sr / sw) + 0.5 * log(6.283185307179586 / sw);
+        } else {
+          const double gamma = tab.offsets ? tab.offsets[sys * tab.num_instruments + j] : 0.0;
+          lnl += -0.5 * (srr - 2.0 * gamma * sr + gamma * gamma * sw);
+        }
+      }
+      if (!(lnl - lnl == 0.0) && code == kStatusOk) code = kStatusNonFinite;
+      L::set_lane(clock_status, l, code);
+      if (tab.log_likelihood) tab.log_likelihood[sys] = code == kStatusOk ? lnl : -HUGE_VAL;
+    }
+  }
+
+ private:
+  SWARMFIT_HD static Mask lane_mask(int l) {
+    T v = 0.0;
+    L::set_lane(v, l, 1.0);
+    return v > 0.0;
+  }
+};
+
+}  // namespace swarmfit

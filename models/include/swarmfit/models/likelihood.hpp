@@ -1,0 +1,87 @@
+// The batched log-likelihood of a planetary-system model given RV and transit-time data: one
+// ensemble integration per batch, one system per parameter set, with the observers of
+// integrators/observers.hpp reducing everything on the chip to ln L and a status code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/models/planetary_model.hpp"
+#include "swarmfit/observations/dataset.hpp"
+
+namespace swarmfit {
+
+struct LikelihoodSettings {
+  std::string integrator = "mvs";
+  bool mvs_jacobi = true;  // mvs: Jacobi (with the drift-kick-drift kernel) or democratic heliocentric
+  int mvs_corrector = 3;   // mvs Jacobi: symplectic corrector order (0, 3, 5, 7); 3 as TTVFast (bench/RESULTS.md)
+  double time_step = 0.0;  // days; <= 0: default_time_step_fraction of the shortest period
+  double default_time_step_fraction = 1.0 / 20.0;  // as TTVFast users do; see bench/RESULTS.md
+  double star_radius = units_solar_radius();       // AU; a conjunction farther from the star's centre is no transit
+  bool marginalize_offsets = false;
+  double student_nu = 0.0;  // > 0: Student-t transit-time likelihood with nu degrees of freedom
+  MonitorParams monitors = default_monitors();
+  std::string backend = "cpu";
+  int threads = 0;
+  double extra_time = 0.0;  // integrate this much beyond the data (days), e.g. for predictions
+
+  static double units_solar_radius();
+  static MonitorParams default_monitors();
+};
+
+// Model curves of one batch, filled on request.
+struct ModelCurves {
+  std::vector<double> rv;        // [system][rv point], m/s, before instrument offsets
+  std::vector<double> transits;  // [system][transit row of LikelihoodProblem::transit_rows()], BJD_TDB
+};
+
+class LikelihoodProblem {
+ public:
+  // Throws InputError when the data do not fit the model (a transit planet the model does not
+  // have, data before the reference epoch, too many bodies or instruments).
+  LikelihoodProblem(const Dataset& data, const PlanetaryModel& model, const LikelihoodSettings& settings,
+                    const std::vector<double>& typical_params);
+
+  const PlanetaryModel& model() const { return model_; }
+  const Dataset& data() const { return data_; }
+  const LikelihoodSettings& settings() const { return settings_; }
+  double time_step() const { return time_step_; }
+  double end_time() const { return reference_epoch() + duration_; }
+  double reference_epoch() const { return model_.options().reference_epoch; }
+
+  // Transit rows as the observers see them: sorted by planet (model order) then epoch.
+  const std::vector<TransitObservation>& transit_rows() const { return transit_rows_; }
+  int transit_row_planet(int row) const { return transit_body_[row] - 1; }
+  LinearEphemeris ephemeris(int planet) const;  // the data's linear ephemeris, BJD_TDB
+
+  // params: n_systems columns of num_parameters() values (column k = parameters of system k).
+  // Writes ln L (or -inf) and a status code per system; with curves, also the model RVs at the
+  // data times and the model transit times of the data rows.
+  void evaluate(const double* params, long n_systems, double* log_likelihood, int* status,
+                ModelCurves* curves = nullptr) const;
+  // The same integrations without the observers (benchmarks: what the observers cost).
+  void integrate_without_observers(const double* params, long n_systems, int* status) const;
+  // The star's RV (m/s, barycentric, no offset) at arbitrary times, for plots and predictions.
+  void rv_curve(const double* params, long n_systems, const std::vector<double>& times, std::vector<double>& rv,
+                std::vector<int>& status) const;
+
+ private:
+  void build_ensemble(const double* params, long n_systems, Ensemble& ensemble, std::vector<int>& invalid) const;
+  RunRequest request(double duration) const;
+
+  Dataset data_;
+  PlanetaryModel model_;
+  LikelihoodSettings settings_;
+  double time_step_ = 0.0;
+  double duration_ = 0.0;
+  std::vector<int> instrument_of_model_;  // dataset instrument -> model instrument
+  std::vector<double> rv_time_, rv_value_, rv_error_, rv_centre_;
+  std::vector<int> rv_instrument_;
+  std::vector<TransitObservation> transit_rows_;
+  std::vector<int> transit_body_;
+  std::vector<double> transit_time_, transit_error_, transit_epoch_;
+  ObservationTables tables_;  // host pointers into the vectors above
+};
+
+}  // namespace swarmfit

@@ -1,0 +1,133 @@
+#include "swarmfit/observations/text_table.hpp"
+
+#include <csv.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "swarmfit/observations/input_error.hpp"
+
+namespace swarmfit {
+
+namespace {
+
+struct Collector {
+  std::vector<TableRow> rows;
+  std::vector<std::string> current;
+  int line = 0;
+};
+
+void on_field(void* data, std::size_t length, void* sink) {
+  auto* c = static_cast<Collector*>(sink);
+  c->current.emplace_back(data ? static_cast<const char*>(data) : "", data ? length : 0);
+}
+
+void on_row(int, void* sink) {
+  auto* c = static_cast<Collector*>(sink);
+  c->rows.push_back(TableRow{c->line, std::move(c->current)});
+  c->current.clear();
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+// Feeds `text` (whole lines, each ending in '\n') to libcsv; rows carry `first_line` onwards.
+std::vector<TableRow> parse_csv_lines(const std::vector<std::pair<int, std::string>>& lines, const std::string& path,
+                                      char delimiter) {
+  csv_parser parser;
+  if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+    throw InputError(path + ": cannot start the CSV parser");
+  csv_set_delim(&parser, static_cast<unsigned char>(delimiter));
+  Collector collector;
+  for (const auto& [number, text] : lines) {
+    collector.line = number;
+    const std::string line = text + '\n';
+    if (csv_parse(&parser, line.data(), line.size(), on_field, on_row, &collector) != line.size()) {
+      const std::string why = csv_strerror(csv_error(&parser));
+      csv_free(&parser);
+      throw InputError(path + ":" + std::to_string(number) + ": malformed CSV (" + why + ")");
+    }
+  }
+  if (csv_fini(&parser, on_field, on_row, &collector) != 0) {
+    csv_free(&parser);
+    throw InputError(path + ":" + std::to_string(collector.line) + ": malformed CSV (unterminated quoted field)");
+  }
+  csv_free(&parser);
+  return std::move(collector.rows);
+}
+
+}  // namespace
+
+std::vector<TableRow> read_csv(const std::string& path, char delimiter) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the file");
+  std::vector<std::pair<int, std::string>> lines;
+  std::string line;
+  int number = 0;
+  // One physical line per call, so a row knows the line it ends on.
+  while (std::getline(in, line)) lines.emplace_back(++number, line);
+  std::vector<TableRow> rows = parse_csv_lines(lines, path, delimiter);
+  // A blank line is a row with one empty field: drop it.
+  std::vector<TableRow> kept;
+  for (auto& row : rows)
+    if (!(row.fields.size() == 1 && trim(row.fields[0]).empty())) kept.push_back(std::move(row));
+  return kept;
+}
+
+std::vector<TableRow> read_table(const std::string& path, const TableFormat& format) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the file");
+  std::vector<std::pair<int, std::string>> lines;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number <= format.skip_lines) continue;
+    const std::string text = trim(line);
+    if (text.empty()) continue;
+    bool comment = false;
+    for (const std::string& marker : format.comments)
+      if (!marker.empty() && text.compare(0, marker.size(), marker) == 0) comment = true;
+    if (comment) continue;
+    lines.emplace_back(number, line);
+  }
+  for (int k = 0; k < format.footer_lines && !lines.empty(); ++k) lines.pop_back();
+  if (format.header && !lines.empty()) lines.erase(lines.begin());
+
+  std::vector<TableRow> rows;
+  if (format.whitespace) {
+    for (const auto& [row_line, text] : lines) {
+      TableRow row{row_line, {}};
+      std::istringstream fields(text);
+      std::string field;
+      while (fields >> field) row.fields.push_back(field);
+      rows.push_back(std::move(row));
+    }
+  } else {
+    rows = parse_csv_lines(lines, path, format.delimiter);
+    for (auto& row : rows)
+      for (auto& field : row.fields) field = trim(field);
+  }
+  return rows;
+}
+
+double parse_number(const std::string& text, const std::string& path, int line, const std::string& column) {
+  const std::string where = path + ":" + std::to_string(line) + ": column '" + column + "': ";
+  if (text.empty()) throw InputError(where + "empty field");
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
+  if (end == text.c_str() || *end != '\0') throw InputError(where + "not a number: '" + text + "'");
+  if (!std::isfinite(value) || errno == ERANGE) throw InputError(where + "not a finite number: '" + text + "'");
+  return value;
+}
+
+}  // namespace swarmfit

@@ -1,0 +1,409 @@
+// Observables computed during the integration (integrators/observers.hpp through
+// models/likelihood.hpp): against REBOUND IAS15, TTVFast and RadVel fixtures, on synthetic data made
+// by the model itself, and on populations that mix sane and broken proposals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "model_config.hpp"
+#include "model_test_support.hpp"
+#include "swarmfit/integrators/backend.hpp"
+
+namespace swarmfit {
+namespace {
+
+using testing::fixture_parameters;
+using testing::read_fixture_csv;
+using testing::shared_data_present;
+using testing::source_path;
+
+// Kepler-9 over its full data span (examples/kepler9.cfg, default step = P_b / 20) against
+// REBOUND IAS15: RV within 1 mm/s and transit times within 1 s (the bar), and no worse than
+// TTVFast at the same step from the same initial state (tests/fixtures/make_kepler9_fixtures.py).
+struct Kepler9Errors {
+  double rv = 0, transit = 0, ttvfast_rv = 0, ttvfast_transit = 0;
+  int transits = 0;
+};
+
+Kepler9Errors kepler9_errors(const std::vector<std::string>& overrides) {
+  const app::ModelConfig c = app::load_model_config(source_path("examples/kepler9.cfg"), overrides);
+  const std::vector<double> params =
+      fixture_parameters(*c.model, source_path("tests/fixtures/kepler9/params.csv"), c.values);
+  const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
+  double lnl;
+  int status;
+  ModelCurves curves;
+  problem.evaluate(params.data(), 1, &lnl, &status, &curves);
+  EXPECT_EQ(status, kStatusOk);
+  Kepler9Errors e;
+  const auto rv = read_fixture_csv(source_path("tests/fixtures/kepler9/rv.csv"));
+  EXPECT_EQ(rv.size(), problem.data().rv.size());
+  for (std::size_t k = 0; k < rv.size() && k < curves.rv.size(); ++k) {
+    EXPECT_NEAR(std::stod(rv[k].at("time")), problem.data().rv[k].time, 1e-9);
+    const double ref = std::stod(rv[k].at("rv_ias15"));
+    e.rv = std::max(e.rv, std::fabs(curves.rv[k] - ref));
+    e.ttvfast_rv = std::max(e.ttvfast_rv, std::fabs(std::stod(rv[k].at("rv_ttvfast")) - ref));
+  }
+  std::map<std::string, std::vector<double>> ias15, ttvfast;
+  for (const auto& row : read_fixture_csv(source_path("tests/fixtures/kepler9/transits.csv")))
+    (row.at("code") == "ias15" ? ias15 : ttvfast)[row.at("planet")].push_back(std::stod(row.at("time")));
+  auto nearest = [](const std::vector<double>& times, double t) {
+    double best = 1e300;
+    for (double x : times)
+      if (std::fabs(x - t) < std::fabs(best - t)) best = x;
+    return best;
+  };
+  for (std::size_t r = 0; r < problem.transit_rows().size(); ++r) {
+    const std::string planet = c.model->planets()[problem.transit_row_planet(static_cast<int>(r))];
+    const double ours = curves.transits[r];
+    const double ref = nearest(ias15[planet], ours);
+    e.transit = std::max(e.transit, std::fabs(ours - ref) * 86400.0);
+    e.ttvfast_transit = std::max(e.ttvfast_transit, std::fabs(nearest(ttvfast[planet], ref) - ref) * 86400.0);
+    ++e.transits;
+  }
+  return e;
+}
+
+TEST(Observers, Kepler9MatchesIas15AndIsAtLeastAsAccurateAsTtvfast) {
+  if (!shared_data_present()) GTEST_SKIP() << "../shared/data is absent: the Kepler-9 data are needed";
+  const Kepler9Errors e = kepler9_errors({});
+  EXPECT_EQ(e.transits, 107);
+  EXPECT_LT(e.rv, 1e-3) << "m/s";
+  EXPECT_LT(e.transit, 1.0) << "s";
+  EXPECT_LE(e.transit, e.ttvfast_transit) << "TTVFast at the same step is more accurate";
+  EXPECT_LE(e.rv, e.ttvfast_rv);
+  // The bar must catch a worse integrator: without the symplectic corrector, in democratic
+  // heliocentric coordinates, the same step misses it by a wide margin.
+  const Kepler9Errors worse = kepler9_errors({"mvs_coordinates=democratic_heliocentric"});
+  EXPECT_GT(worse.transit, 5.0);
+}
+
+// TTVFast's own example (KOI-142, tests/fixtures/make_koi142_fixture.py): TTVFast's elements,
+// converted to swarmfit's conventions, give TTVFast's transit times and RVs (conventions); and at
+// the default step swarmfit is at least as close to IAS15 as TTVFast at the example's step.
+TEST(Observers, TtvfastKoi142Example) {
+  ModelOptions options;
+  options.reference_epoch = 2456000.0 - 1045.0;
+  const PlanetaryModel model({"b", "c"}, {"TTVFast"}, options);
+  std::vector<double> base(model.num_parameters(), 0.0);
+  const std::vector<double> params = fixture_parameters(model, source_path("tests/fixtures/koi142/params.csv"), base);
+  std::map<std::string, std::map<std::pair<std::string, long>, double>> transits;  // code -> (planet, epoch) -> t
+  for (const auto& row : read_fixture_csv(source_path("tests/fixtures/koi142/transits.csv")))
+    transits[row.at("code")][{row.at("planet"), std::stol(row.at("epoch"))}] = std::stod(row.at("time"));
+  const auto rv_rows = read_fixture_csv(source_path("tests/fixtures/koi142/rv.csv"));
+  Dataset data;
+  data.planets = {"b", "c"};
+  for (const auto& [key, t] : transits["ias15"])
+    data.transits.push_back({key.first == "b" ? 0 : 1, key.second, t, 1e-5, "ias15"});
+  data.instruments = {"TTVFast"};
+  for (const auto& row : rv_rows)
+    data.rv.push_back({std::stod(row.at("time")), std::stod(row.at("rv_ias15")), 1.0, 0, "ias15"});
+  data.finish();
+  ASSERT_GT(data.transits.size(), 300u);
+  auto worst_errors = [&](double step, double& transit, double& rv) {
+    LikelihoodSettings settings;
+    settings.star_radius = 0.0;  // TTVFast reports every conjunction; c does not cross the star
+    settings.time_step = step;
+    const LikelihoodProblem problem(data, model, settings, params);
+    double lnl;
+    int status;
+    ModelCurves curves;
+    problem.evaluate(params.data(), 1, &lnl, &status, &curves);
+    ASSERT_EQ(status, kStatusOk) << status_name(status);
+    transit = rv = 0;
+    for (std::size_t r = 0; r < problem.transit_rows().size(); ++r)
+      transit = std::max(transit, std::fabs(curves.transits[r] - problem.transit_rows()[r].time) * 86400);
+    for (std::size_t k = 0; k < data.rv.size(); ++k)
+      rv = std::max(rv, std::fabs(curves.rv[k] - problem.data().rv[k].rv));
+  };
+  auto ttvfast_errors = [&](const std::string& code, const std::string& rv_column, double& transit, double& rv) {
+    transit = rv = 0;
+    for (const auto& [key, t] : transits["ias15"]) {
+      auto it = transits[code].find(key);
+      ASSERT_NE(it, transits[code].end()) << code << " lacks " << key.first << " " << key.second;
+      transit = std::max(transit, std::fabs(it->second - t) * 86400);
+    }
+    for (const auto& row : rv_rows)
+      rv = std::max(rv, std::fabs(std::stod(row.at(rv_column)) - std::stod(row.at("rv_ias15"))));
+  };
+  double fine_transit, fine_rv, ours_transit, ours_rv, fast_fine_transit, fast_fine_rv, fast_transit, fast_rv;
+  worst_errors(0.02, fine_transit, fine_rv);
+  worst_errors(0.54, ours_transit, ours_rv);  // TTVFast's example step (P_b / 20.2)
+  ttvfast_errors("ttvfast_fine", "rv_ttvfast_fine", fast_fine_transit, fast_fine_rv);
+  ttvfast_errors("ttvfast_example", "rv_ttvfast_example", fast_transit, fast_rv);
+  // Conventions: a wrong frame, omega, node or element mu costs minutes to hours; TTVFast's own
+  // fine run is 5.3 s from IAS15 at the end of the span, swarmfit's fine run within 0.1 s.
+  EXPECT_LT(fast_fine_transit, 10.0);
+  EXPECT_LT(fine_transit, 0.1);
+  EXPECT_LT(fine_rv, 1e-4);
+  // Accuracy at the step TTVFast's example uses. Both errors are dominated by an O(eps^2 h^2)
+  // drift that symplectic correctors do not remove (c is 0.65 Jupiter masses near 2:1).
+  EXPECT_LE(ours_transit, fast_transit) << "s";
+  EXPECT_LE(ours_rv, fast_rv) << "m/s";
+}
+
+// One planet: the N-body RV of the star is a Keplerian curve, and RadVel's curve with omega_radvel =
+// omega (README, "Conventions") must match it to 1e-6 m/s (tests/fixtures/make_radvel_fixture.py).
+TEST(Observers, RadvelKeplerianConvention) {
+  ModelOptions options;
+  options.reference_epoch = 2454990.0;
+  options.mass_from_semi_amplitude = true;
+  const PlanetaryModel model({"b"}, {}, options);
+  std::vector<double> base(model.num_parameters(), 0.0);
+  const std::vector<double> params = fixture_parameters(model, source_path("tests/fixtures/radvel/params.csv"), base);
+  const LikelihoodProblem problem(Dataset{}, model, LikelihoodSettings{}, params);
+  std::vector<double> times, expected, rv;
+  for (const auto& row : read_fixture_csv(source_path("tests/fixtures/radvel/keplerian.csv"))) {
+    times.push_back(std::stod(row.at("time")));
+    expected.push_back(std::stod(row.at("rv")));
+  }
+  std::vector<int> status;
+  problem.rv_curve(params.data(), 1, times, rv, status);
+  ASSERT_EQ(status[0], kStatusOk);
+  double worst = 0;
+  for (std::size_t k = 0; k < times.size(); ++k) worst = std::max(worst, std::fabs(rv[k] - expected[k]));
+  EXPECT_LT(worst, 1e-6) << "m/s";
+  // The opposite convention (omega + pi) is far off: the test can tell them apart.
+  std::vector<double> flipped = params;
+  flipped[model.planet_parameter(0, 2)] *= -1;
+  flipped[model.planet_parameter(0, 3)] *= -1;
+  problem.rv_curve(flipped.data(), 1, times, rv, status);
+  double flipped_worst = 0;
+  for (std::size_t k = 0; k < times.size(); ++k)
+    flipped_worst = std::max(flipped_worst, std::fabs(rv[k] - expected[k]));
+  EXPECT_GT(flipped_worst, 10.0);
+}
+
+// A two-planet test system (near 2:1, moderate eccentricities), with its own synthetic data.
+struct TestSystem {
+  PlanetaryModel model;
+  std::vector<double> truth;
+  LikelihoodSettings settings;
+};
+
+TestSystem test_system(double reference_epoch) {
+  ModelOptions options;
+  options.reference_epoch = reference_epoch;
+  TestSystem s{PlanetaryModel({"b", "c"}, {"synthetic"}, options), {}, LikelihoodSettings{}};
+  s.truth = {1.0,
+             // P, mass (Earth), secosw, sesinw, tc, inc, node
+             10.0, 30.0, 0.2, 0.1, reference_epoch + 3.0, 89.5, 0.0,  //
+             20.6, 20.0, -0.1, 0.25, reference_epoch + 7.0, 89.2, 0.3,
+             // offset, jitter
+             5.0, 1.5};
+  return s;
+}
+
+// Every transit of a long run at the coarsest supported step (P_inner / 20) is found once: the
+// epochs of a fine run (P_inner / 400) all match, none is missed or counted twice, for a
+// population of phases and eccentricities that puts transits everywhere inside the steps.
+TEST(Observers, NoTransitMissedOrCountedTwiceAtPOver20) {
+  const double t_ref = 2455000.0;
+  TestSystem s = test_system(t_ref);
+  s.settings.time_step = 10.0 / 400.0;
+  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 2000.0, {0, 1}, 0, 1e-4, 1.0);
+  ASSERT_GT(data.transits.size(), 250u);
+  LikelihoodSettings coarse = s.settings;
+  coarse.time_step = 10.0 / 20.0;
+  const LikelihoodProblem problem(data, s.model, coarse, s.truth);
+  // 64 variants: the truth, and phases shifted by fractions of a step (same data: only the
+  // unshifted one fits, but every one must find exactly its own transits).
+  const long n = 64;
+  std::vector<double> params;
+  for (long k = 0; k < n; ++k) {
+    std::vector<double> p = s.truth;
+    p[s.model.planet_parameter(0, 4)] += (k % 8) * 0.5 / 8.0 * (k == 0 ? 0 : 1);
+    p[s.model.planet_parameter(1, 4)] += (k / 8) * 0.5 / 8.0;
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  std::vector<double> lnl(n);
+  std::vector<int> status(n);
+  ModelCurves curves;
+  problem.evaluate(params.data(), n, lnl.data(), status.data(), &curves);
+  const std::size_t rows = problem.transit_rows().size();
+  for (long k = 0; k < n; ++k) {
+    EXPECT_EQ(status[k], kStatusOk) << "variant " << k << ": " << status_name(status[k]);
+    const double shift_b = (k % 8) * 0.5 / 8.0 * (k == 0 ? 0 : 1), shift_c = (k / 8) * 0.5 / 8.0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double shift = problem.transit_row_planet(static_cast<int>(r)) == 0 ? shift_b : shift_c;
+      // A phase shift moves each transit by about the shift (plus the change of the TTVs); a
+      // missed or doubled transit would move the numbering by a whole period (>= 10 days).
+      ASSERT_NEAR(curves.transits[k * rows + r] - problem.transit_rows()[r].time, shift, 1.0)
+          << "variant " << k << " row " << r;
+      if (r > 0 &&
+          problem.transit_row_planet(static_cast<int>(r)) == problem.transit_row_planet(static_cast<int>(r - 1)))
+        ASSERT_GT(curves.transits[k * rows + r] - curves.transits[k * rows + r - 1], 5.0);
+    }
+  }
+  // At the truth the coarse step reproduces the fine step's times to its truncation error (this
+  // pair interacts more strongly than Kepler-9, over 200 inner orbits).
+  double worst = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    worst = std::max(worst, std::fabs(curves.transits[r] - problem.transit_rows()[r].time) * 86400);
+  EXPECT_LT(worst, 20.0) << "s";
+  EXPECT_GT(worst, 1e-3) << "the coarse and fine runs must differ, or the test compares a run with itself";
+}
+
+// Sane and broken proposals in one population: -inf with the right status for the broken ones,
+// finite values for the others, never NaN.
+TEST(Observers, BrokenProposalsGetMinusInfinityAndAStatus) {
+  const double t_ref = 2455000.0;
+  TestSystem s = test_system(t_ref);
+  s.settings.time_step = 0.5;
+  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 400.0, {0, 1}, 40, 2e-4, 2.0);
+  const LikelihoodProblem problem(data, s.model, s.settings, s.truth);
+  // Orbital crossings are tested on RVs alone over a longer span, so that no transit is missed
+  // before the encounter.
+  const Dataset rv_only = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 3000.0, {}, 40, 2e-4, 2.0);
+  const LikelihoodProblem dynamics(rv_only, s.model, s.settings, s.truth);
+  const PlanetaryModel& m = s.model;
+  struct Case {
+    const char* what;
+    int parameter;
+    double value;
+    int expected;  // -2: any stopping status except ok
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Case> cases = {
+      {"truth", -1, 0, kStatusOk},
+      {"e >= 1", m.planet_parameter(0, 2), 1.2, kStatusInvalidParameters},
+      {"negative mass", m.planet_parameter(1, 1), -3.0, kStatusInvalidParameters},
+      {"NaN period", m.planet_parameter(0, 0), nan, kStatusInvalidParameters},
+      {"negative jitter", m.jitter_parameter(0), -1.0, kStatusInvalidParameters},
+      {"crossing orbits", m.planet_parameter(1, 2), 0.7, kStatusCloseEncounter},
+      {"b never transits", m.planet_parameter(0, 5), 60.0, kStatusMissedTransit},
+      {"huge mass", m.planet_parameter(1, 1), 3e6, -2},
+      {"ejection-prone e", m.planet_parameter(1, 2), 0.98, -2},
+      {"offset off", m.offset_parameter(0), 40.0, kStatusOk},
+  };
+  const long n = static_cast<long>(cases.size());
+  std::vector<double> params;
+  for (const Case& c : cases) {
+    std::vector<double> p = s.truth;
+    if (c.parameter >= 0) p[c.parameter] = c.value;
+    if (std::string(c.what) == "crossing orbits") p[m.planet_parameter(1, 3)] = 0.6;  // e = 0.85
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  {
+    std::vector<double> lnl(n);
+    std::vector<int> status(n);
+    problem.evaluate(params.data(), n, lnl.data(), status.data());
+    const long crossing = 5;
+    ASSERT_EQ(std::string(cases[crossing].what), "crossing orbits");
+    std::vector<double> lnl_dynamics(n);
+    std::vector<int> status_dynamics(n);
+    dynamics.evaluate(params.data(), n, lnl_dynamics.data(), status_dynamics.data());
+    lnl[crossing] = lnl_dynamics[crossing];
+    status[crossing] = status_dynamics[crossing];
+    EXPECT_TRUE(std::isfinite(lnl_dynamics[0]));
+    for (long k = 0; k < n; ++k) {
+      SCOPED_TRACE(cases[k].what);
+      EXPECT_FALSE(std::isnan(lnl[k]));
+      if (cases[k].expected == kStatusOk) {
+        EXPECT_EQ(status[k], kStatusOk) << status_name(status[k]);
+        EXPECT_TRUE(std::isfinite(lnl[k]));
+      } else {
+        EXPECT_EQ(lnl[k], -HUGE_VAL);
+        if (cases[k].expected >= 0) {
+          EXPECT_EQ(status[k], cases[k].expected) << status_name(status[k]);
+        } else {
+          EXPECT_NE(status[k], kStatusOk);
+        }
+      }
+    }
+    // The sane ones are ordered as they should be: the truth beats a wrong offset.
+    EXPECT_GT(lnl[0], lnl[n - 1]);
+  }
+}
+
+// The likelihood the observers accumulate equals one computed on the host from the model curves.
+TEST(Observers, LogLikelihoodMatchesHostFormula) {
+  const double t_ref = 2455000.0;
+  TestSystem s = test_system(t_ref);
+  s.settings.time_step = 0.5;
+  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 300.0, {0, 1}, 25, 3e-4, 2.0);
+  for (int variant = 0; variant < 3; ++variant) {
+    LikelihoodSettings settings = s.settings;
+    settings.marginalize_offsets = variant == 1;
+    settings.student_nu = variant == 2 ? 3.0 : 0.0;
+    const LikelihoodProblem problem(data, s.model, settings, s.truth);
+    std::vector<double> p = s.truth;
+    p[s.model.planet_parameter(0, 4)] += 2e-3;  // residuals of a few sigma
+    p[s.model.offset_parameter(0)] = 1.7;
+    double lnl;
+    int status;
+    ModelCurves curves;
+    problem.evaluate(p.data(), 1, &lnl, &status, &curves);
+    ASSERT_EQ(status, kStatusOk);
+    const double jitter = p[s.model.jitter_parameter(0)], offset = p[s.model.offset_parameter(0)];
+    double expected = 0, sw = 0, sr = 0, srr = 0, slogw = 0, rounding = 0;
+    for (std::size_t k = 0; k < data.rv.size(); ++k) {
+      const double w = 1 / (data.rv[k].error * data.rv[k].error + jitter * jitter);
+      const double r = data.rv[k].rv - curves.rv[k];
+      sw += w;
+      sr += w * r;
+      srr += w * r * r;
+      slogw += std::log(w);
+    }
+    expected += 0.5 * slogw - 0.5 * data.rv.size() * std::log(2 * M_PI);
+    if (settings.marginalize_offsets) {
+      expected += -0.5 * (srr - sr * sr / sw) + 0.5 * std::log(2 * M_PI / sw);
+    } else {
+      expected += -0.5 * (srr - 2 * offset * sr + offset * offset * sw);
+    }
+    for (std::size_t r = 0; r < problem.transit_rows().size(); ++r) {
+      const double sigma = problem.transit_rows()[r].error;
+      const double z = (curves.transits[r] - problem.transit_rows()[r].time) / sigma;
+      // The curves hold absolute BJD (ulp 4.7e-10 d); the observers work in days since the
+      // reference epoch, so the host's residuals carry that rounding.
+      rounding += (std::fabs(z) + 1.0) * 1e-9 / sigma;
+      if (settings.student_nu > 0) {
+        const double nu = settings.student_nu;
+        expected += std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) - 0.5 * std::log(nu * M_PI) - std::log(sigma) -
+                    0.5 * (nu + 1) * std::log1p(z * z / nu);
+      } else {
+        expected += -0.5 * z * z - std::log(sigma) - 0.5 * std::log(2 * M_PI);
+      }
+    }
+    EXPECT_NEAR(lnl, expected, 1e-10 * std::fabs(expected) + rounding) << "variant " << variant;
+    EXPECT_LT(rounding, 1e-3);
+  }
+}
+
+// Ensembles against single systems: a parameter set gives bitwise the same ln L alone, among
+// other systems, and with 1 or 2 threads.
+TEST(Observers, EnsembleEqualsSingleSystemBitwise) {
+  const double t_ref = 2455000.0;
+  TestSystem s = test_system(t_ref);
+  s.settings.time_step = 0.5;
+  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 300.0, {0, 1}, 25, 3e-4, 2.0);
+  const long n = 37;  // not a multiple of the SIMD width or the chunk
+  std::vector<double> params;
+  for (long k = 0; k < n; ++k) {
+    std::vector<double> p = s.truth;
+    p[s.model.planet_parameter(0, 1)] *= 1.0 + 0.01 * k;
+    p[s.model.planet_parameter(1, 4)] += 1e-3 * k;
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  std::vector<double> together(n);
+  std::vector<int> status(n);
+  for (int threads : {1, 2}) {
+    LikelihoodSettings settings = s.settings;
+    settings.threads = threads;
+    const LikelihoodProblem problem(data, s.model, settings, s.truth);
+    std::vector<double> lnl(n);
+    problem.evaluate(params.data(), n, lnl.data(), status.data());
+    if (threads == 1) together = lnl;
+    for (long k = 0; k < n; ++k) {
+      EXPECT_EQ(lnl[k], together[k]) << "threads " << threads;
+      double alone;
+      int alone_status;
+      problem.evaluate(params.data() + k * s.model.num_parameters(), 1, &alone, &alone_status);
+      EXPECT_EQ(alone, lnl[k]) << "system " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swarmfit

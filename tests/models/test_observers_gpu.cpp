@@ -1,0 +1,71 @@
+// CPU and CUDA backends give the same log-likelihoods (to 1e-9 relative) and statuses on the same
+// parameter sets: the observers are one source for both. Skipped without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model_test_support.hpp"
+#include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/registry.hpp"
+
+namespace swarmfit {
+namespace {
+
+TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  const double t_ref = 2455000.0;
+  ModelOptions options;
+  options.reference_epoch = t_ref;
+  const PlanetaryModel model({"b", "c"}, {"synthetic"}, options);
+  const std::vector<double> truth = {1.0,  10.0, 30.0, 0.2,         0.1,  t_ref + 3.0, 89.5, 0.0, 20.6,
+                                     20.0, -0.1, 0.25, t_ref + 7.0, 89.2, 0.3,         5.0,  1.5};
+  LikelihoodSettings settings;
+  settings.time_step = 0.5;
+  const Dataset data = testing::synthetic_dataset(model, truth, settings, t_ref + 600.0, {0, 1}, 60, 3e-4, 2.0);
+  // A population around the truth, some broken (e >= 1 every 50th, a crossing orbit every 37th).
+  const long n = 1000;
+  std::vector<double> params;
+  for (long k = 0; k < n; ++k) {
+    std::vector<double> p = truth;
+    p[model.planet_parameter(0, 1)] *= 1.0 + 1e-3 * (k % 17);
+    p[model.planet_parameter(1, 4)] += 1e-4 * (k % 23);
+    p[model.planet_parameter(0, 2)] += 1e-3 * (k % 7);
+    if (k % 50 == 49) p[model.planet_parameter(0, 2)] = 1.1;
+    if (k % 37 == 36) p[model.planet_parameter(1, 2)] = 0.9;
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  struct Variant {
+    const char* integrator;
+    bool marginalize;
+    double nu;
+  };
+  for (const Variant v : {Variant{"mvs", false, 0.0}, Variant{"mvs", true, 4.0}, Variant{"hermite", false, 0.0},
+                          Variant{"rkck", false, 0.0}, Variant{"leapfrog", false, 0.0}}) {
+    SCOPED_TRACE(v.integrator);
+    LikelihoodSettings s = settings;
+    s.integrator = v.integrator;
+    s.marginalize_offsets = v.marginalize;
+    s.student_nu = v.nu;
+    if (std::string(v.integrator) != "mvs") s.time_step = 0.05;
+    std::vector<double> cpu(n), gpu(n);
+    std::vector<int> cpu_status(n), gpu_status(n);
+    s.backend = "cpu";
+    LikelihoodProblem(data, model, s, truth).evaluate(params.data(), n, cpu.data(), cpu_status.data());
+    s.backend = "cuda";
+    LikelihoodProblem(data, model, s, truth).evaluate(params.data(), n, gpu.data(), gpu_status.data());
+    int finite = 0;
+    for (long k = 0; k < n; ++k) {
+      ASSERT_EQ(cpu_status[k], gpu_status[k]) << "system " << k;
+      if (std::isfinite(cpu[k])) {
+        ++finite;
+        EXPECT_NEAR(gpu[k], cpu[k], 1e-9 * std::fabs(cpu[k])) << "system " << k;
+      } else {
+        EXPECT_EQ(gpu[k], cpu[k]);
+      }
+    }
+    EXPECT_GT(finite, n / 2);
+  }
+}
+
+}  // namespace
+}  // namespace swarmfit
