@@ -210,6 +210,7 @@ int predict_command(int argc, char** argv) {
                   std::sqrt(rv_rms[s]), std::sqrt(transit_rms[s]) * 1440);
     std::cout << line;
   }
+  for (const auto& note : c.data.notes) std::cout << "  note: " << note << "\n";
   std::cout << "  wrote " << cl.output << "/rv_data.csv, rv_curve.csv, transits.csv\n";
   return 0;
 }

@@ -197,15 +197,25 @@ TestSystem test_system(double reference_epoch) {
 
 // Every transit of a long run at the coarsest supported step (P_inner / 20) is found once: the
 // epochs of a fine run (P_inner / 400) all match, none is missed or counted twice, for a
-// population of phases and eccentricities that puts transits everywhere inside the steps.
-TEST(Observers, NoTransitMissedOrCountedTwiceAtPOver20) {
+// population of phases that puts transits everywhere inside the steps, with the transit at
+// pericentre of an orbit of e = 0.05 or 0.3. At e = 0.5 pericentre passes 3.5 times faster than
+// the mean motion and the step must shrink accordingly (P / 40 here; TTVFast's documentation
+// gives the same advice): steps up to P (1 - e)^(3/2) / 20 are the supported range.
+class TransitCounting : public ::testing::TestWithParam<double> {};
+
+TEST_P(TransitCounting, NoTransitMissedOrCountedTwiceAtPOver20) {
   const double t_ref = 2455000.0;
   TestSystem s = test_system(t_ref);
+  // The inner planet's eccentricity (sqrt(e) cos w, sqrt(e) sin w), transit near pericentre.
+  const double e = GetParam();
+  s.truth[s.model.planet_parameter(0, 2)] = 0.0;
+  s.truth[s.model.planet_parameter(0, 3)] = std::sqrt(e);
+  if (e > 0.1) s.truth[s.model.planet_parameter(1, 0)] = 45.0;  // keep the pair far from crossing
   s.settings.time_step = 10.0 / 400.0;
   const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 2000.0, {0, 1}, 0, 1e-4, 1.0);
-  ASSERT_GT(data.transits.size(), 250u);
+  ASSERT_GT(data.transits.size(), 240u);
   LikelihoodSettings coarse = s.settings;
-  coarse.time_step = 10.0 / 20.0;
+  coarse.time_step = GetParam() > 0.4 ? 10.0 / 40.0 : 10.0 / 20.0;
   const LikelihoodProblem problem(data, s.model, coarse, s.truth);
   // 64 variants: the truth, and phases shifted by fractions of a step (same data: only the
   // unshifted one fits, but every one must find exactly its own transits).
@@ -229,7 +239,7 @@ TEST(Observers, NoTransitMissedOrCountedTwiceAtPOver20) {
       const double shift = problem.transit_row_planet(static_cast<int>(r)) == 0 ? shift_b : shift_c;
       // A phase shift moves each transit by about the shift (plus the change of the TTVs); a
       // missed or doubled transit would move the numbering by a whole period (>= 10 days).
-      ASSERT_NEAR(curves.transits[k * rows + r] - problem.transit_rows()[r].time, shift, 1.0)
+      ASSERT_NEAR(curves.transits[k * rows + r] - problem.transit_rows()[r].time, shift, 2.5)
           << "variant " << k << " row " << r;
       if (r > 0 &&
           problem.transit_row_planet(static_cast<int>(r)) == problem.transit_row_planet(static_cast<int>(r - 1)))
@@ -241,9 +251,11 @@ TEST(Observers, NoTransitMissedOrCountedTwiceAtPOver20) {
   double worst = 0;
   for (std::size_t r = 0; r < rows; ++r)
     worst = std::max(worst, std::fabs(curves.transits[r] - problem.transit_rows()[r].time) * 86400);
-  EXPECT_LT(worst, 20.0) << "s";
+  EXPECT_LT(worst, e < 0.2 ? 20.0 : 120.0) << "s";
   EXPECT_GT(worst, 1e-3) << "the coarse and fine runs must differ, or the test compares a run with itself";
 }
+
+INSTANTIATE_TEST_SUITE_P(Eccentricities, TransitCounting, ::testing::Values(0.05, 0.3, 0.5));
 
 // Sane and broken proposals in one population: -inf with the right status for the broken ones,
 // finite values for the others, never NaN.
