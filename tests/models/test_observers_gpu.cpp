@@ -1,8 +1,16 @@
-// CPU and CUDA backends give the same log-likelihoods (to 1e-9 relative) and statuses on the same
-// parameter sets: the observers are one source for both. Skipped without a CUDA device.
+// CPU and CUDA backends give the same statuses and the same log-likelihoods to round-off on the
+// same parameter sets: the observers are one source for both. Skipped without a CUDA device.
+// Round-off: the GPU's 1/r is rsqrt (1 ulp) and nvcc and g++ contract FMAs differently, so the
+// states drift apart by ~1e-13 over ~1e4 steps and transit times by ~1e-11 d. With the
+// synthetic errors of 3e-4 d and residuals of up to ~10 sigma over ~100 transits that moves ln L
+// by up to ~1e-4 (measured on an H100: median relative difference 3e-9, largest absolute 3.5e-5;
+// bench/RESULTS.md). A real difference (a missed or shifted transit, a wrong RV) moves it by
+// orders of magnitude more.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 
 #include "model_test_support.hpp"
 #include "swarmfit/integrators/backend.hpp"
@@ -54,16 +62,24 @@ TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
     s.backend = "cuda";
     LikelihoodProblem(data, model, s, truth).evaluate(params.data(), n, gpu.data(), gpu_status.data());
     int finite = 0;
+    std::vector<double> relative;
     for (long k = 0; k < n; ++k) {
       ASSERT_EQ(cpu_status[k], gpu_status[k]) << "system " << k;
       if (std::isfinite(cpu[k])) {
         ++finite;
-        EXPECT_NEAR(gpu[k], cpu[k], 1e-9 * std::fabs(cpu[k])) << "system " << k;
+        EXPECT_NEAR(gpu[k], cpu[k], 1e-9 * std::fabs(cpu[k]) + 1e-4) << "system " << k;
+        relative.push_back(std::fabs(gpu[k] - cpu[k]) / std::fabs(cpu[k]));
       } else {
         EXPECT_EQ(gpu[k], cpu[k]);
       }
     }
     EXPECT_GT(finite, n / 2);
+    std::sort(relative.begin(), relative.end());
+    if (!relative.empty()) {
+      EXPECT_LT(relative[relative.size() / 2], 1e-8) << "median relative difference";
+      std::cout << v.integrator << ": median relative difference " << relative[relative.size() / 2] << ", largest "
+                << relative.back() << "\n";
+    }
   }
 }
 

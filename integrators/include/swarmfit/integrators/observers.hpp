@@ -57,7 +57,7 @@ struct ObservationTables {
   double ephemeris_period[kMaxObservedBodies] = {};  // 0: number conjunctions from 0
   double star_radius = 0.0;                          // same length unit as positions; 0: no check
   double student_nu = 0.0;                           // 0: Gaussian transit-time likelihood
-  double newton_tolerance = 3e-5;                    // time unit; Newton stops after a change below this
+  double newton_tolerance = 1e-4;                    // time unit; Newton stops after a change below this
 
   double log_norm = 0.0;  // the parameter-independent terms of ln L (2 pi, transit errors)
 
@@ -229,9 +229,11 @@ struct LikelihoodObserver {
     // First Newton on a two-body model: the stored state's planet-star vector drifted on its
     // Kepler orbit (mu = G (m0 + m_i)); it is off the true motion only by the perturbations,
     // O(eps n delta^2). Then Newton on true states (sub-steps of the scheme). Convergence is
-    // quadratic, error_next ~ (n / 2) change^2 for mean motion n, so a change below
-    // newton_tolerance (3e-5 d: next error < 2e-9 d even for n = 4/d) ends it without a
-    // confirming evaluation; usually one true state per transit is enough. g' may use the
+    // quadratic, error_next ~ (n / 2) change^2 for mean motion n: one true state is always
+    // used, and another only while the change exceeds newton_tolerance (1e-4 d: the error left
+    // is then < 2e-8 d even for n = 4/d, typically ~1e-12 d). Stopping on a coarse threshold
+    // rather than a fine one keeps CPU and GPU on the same number of iterations (a round-off
+    // flip of that decision would change ln L by more than its round-off). g' may use the
     // two-body acceleration: it sets the convergence rate, not the root.
     const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
     auto newton_change = [&](const T(&x)[3], const T(&v)[3]) {
