@@ -140,7 +140,7 @@ TEST(Elements, SemiAmplitudeAndMassAreInverse) {
         EXPECT_NEAR(semi_amplitude(m, 0.9, 13.0, e, inc), K, 1e-12 * K);
       }
   // The textbook form K = 28.4329 m/s (m / M_J) ((M + m) / Msun)^(-2/3) (P / yr)^(-1/3)
-  // (Lovis & Fischer 2010, eq. 14; 6 digits): a Jupiter on 51 Peg b's 4.23 d about 1.12 Msun.
+  // (Lovis & Fischer 2010; 6 digits): a Jupiter on 51 Peg b's 4.23 d about 1.12 Msun.
   const double textbook =
       28.4329 * std::pow(4.23 / 365.25, -1.0 / 3.0) * std::pow(1.12 + units::kJupiterMass, -2.0 / 3.0);
   EXPECT_NEAR(semi_amplitude(units::kJupiterMass, 1.12, 4.23, 0.0, M_PI / 2), textbook, 1e-4 * textbook);

@@ -201,7 +201,7 @@ struct Mvs {
   }
 
   // inv = +1: real -> mapping coordinates; inv = -1: back. The corrector is a product of stages
-  // Z(a, b) = Kepler(a) kick(-b) Kepler(-2a) kick(b) Kepler(a) (Wisdom et al. 1996, eq. 22),
+  // Z(a, b) = Kepler(a) kick(-b) Kepler(-2a) kick(b) Kepler(a) (Wisdom et al. 1996),
   // applied as one flat list of operators so the Kepler solver is instantiated once.
   SWARMFIT_HD_COLD static void apply_corrector(Bodies<N, T>& b, const StepParams& p, double inv) {
     if (p.mvs_coordinates != MvsCoordinates::kJacobi || p.mvs_splitting != MvsSplitting::kKeplerJumpKick) return;

@@ -8,8 +8,8 @@
 //  - A transit of planet i is a root of g = (x . v) over the sky-plane components of the
 //    planet-star vector, going from g < 0 to g > 0 with the planet in front (z_i - z_0 > 0):
 //    the time of minimum sky-plane separation. Sign changes are detected between steps and the
-//    root is refined by Newton iteration on g, with g' = |v_sky|^2 + x . a (Fabrycky 2010,
-//    "Non-Keplerian dynamics of exoplanets", sec. 3.2; as in TTVFast, Deck et al. 2014).
+//    root is refined by Newton iteration on g, with g' = |v_sky|^2 + x . a (the approach of
+//    Fabrycky 2010, "Non-Keplerian dynamics of exoplanets", and TTVFast, Deck et al. 2014).
 //    A conjunction whose sky separation exceeds the star's radius is not a transit.
 //  - Transits are numbered in the data's own epoch numbering: the first conjunction by rounding
 //    with the data's linear ephemeris, the following ones by counting, so long-term period
@@ -17,8 +17,8 @@
 // Likelihood: RV with per-instrument offset gamma_j and jitter s_j,
 //   ln L = sum -0.5 [r^2 / (sigma^2 + s_j^2) + ln 2 pi (sigma^2 + s_j^2)],  r = v - model - gamma_j,
 // accumulated as per-instrument sums so that gamma_j can instead be marginalised analytically
-// (uniform prior; e.g. Gregory 2005, "Bayesian Logical Data Analysis", sec. 10.5). Transit times:
-// Gaussian, or Student-t with nu degrees of freedom (Agol et al. 2021, PSJ 2, 1, eq. 29).
+// (uniform prior on gamma_j: a Gaussian integral). Transit times: Gaussian, or Student-t with nu
+// degrees of freedom (as Agol et al. 2021, PSJ 2, 1, for TRAPPIST-1).
 #pragma once
 
 #include "swarmfit/integrators/gravity.hpp"
