@@ -55,6 +55,9 @@ const std::vector<Expected>& expectations() {
   return all;
 }
 
+// gtest prints parameters in messages (skips included): the config's name, not the bytes.
+void PrintTo(const Expected& e, std::ostream* os) { *os << e.config; }
+
 std::string config_path(const char* name) { return source_path(std::string("examples/data/") + name + ".cfg"); }
 
 TEST(Datasets, EveryDatasetHasAConfig) {
