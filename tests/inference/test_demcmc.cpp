@@ -158,3 +158,43 @@ TEST(Demcmc, RefusesTooFewWalkers) {
 
 }  // namespace
 }  // namespace swarmfit
+
+namespace swarmfit {
+namespace {
+
+std::vector<std::vector<double>> ar1_chains(int chains, int draws, double phi, std::uint64_t seed, double shift_last) {
+  CounterRandom random(seed);
+  std::vector<std::vector<double>> out(chains, std::vector<double>(draws));
+  for (int c = 0; c < chains; ++c) {
+    double x = random.normal(RandomPurpose::kTest, c, 0, 0) / std::sqrt(1 - phi * phi);
+    for (int t = 0; t < draws; ++t) {
+      x = phi * x + random.normal(RandomPurpose::kTest, c, t + 1, 0);
+      out[c][t] = x + (c == chains - 1 ? shift_last : 0.0);
+    }
+  }
+  return out;
+}
+
+// Known answers: independent draws have R-hat ~ 1 and ESS ~ the number of draws; AR(1) draws
+// with coefficient phi have ESS ~ S (1 - phi) / (1 + phi); a chain shifted by two standard
+// deviations shows in R-hat.
+TEST(Diagnostics, RhatAndEssOnKnownChains) {
+  const auto iid = ar1_chains(4, 2000, 0.0, 11, 0.0);
+  const ConvergenceDiagnostics a = convergence_diagnostics(iid);
+  EXPECT_LT(a.rhat, 1.01);
+  EXPECT_NEAR(a.ess_bulk, 8000, 0.12 * 8000);
+  EXPECT_NEAR(a.ess_tail, 8000, 0.2 * 8000);
+  const double phi = 0.9;
+  const auto ar = ar1_chains(4, 4000, phi, 12, 0.0);
+  const ConvergenceDiagnostics b = convergence_diagnostics(ar);
+  const double expected = 16000 * (1 - phi) / (1 + phi);
+  EXPECT_NEAR(b.ess_bulk, expected, 0.25 * expected);
+  EXPECT_LT(b.rhat, 1.02);
+  const double sd = 1 / std::sqrt(1 - phi * phi);
+  const auto shifted = ar1_chains(4, 4000, phi, 13, 2.0 * sd);
+  EXPECT_GT(convergence_diagnostics(shifted).rhat, 1.1);
+  EXPECT_THROW(convergence_diagnostics({iid[0]}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace swarmfit
