@@ -69,13 +69,6 @@ struct ObservationTables {
   double* transit_model = nullptr;   // [system * num_transits + row], out; null unless requested
 };
 
-#ifdef SWARMFIT_COUNT_SUBSTEPS
-inline long& substep_counter() {
-  static long n = 0;
-  return n;
-}
-#endif
-
 // The inertial state of a system `delta` after the current time (delta may be negative): one
 // sub-step of the scheme itself from the stored state, on a copy, then the scheme's end() (for MVS
 // the pending half operator merges with the sub-step, so this is exactly "close the step, then
@@ -86,9 +79,6 @@ template <template <int, class> class Scheme, int N, class T>
 SWARMFIT_HD_COLD void state_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                       T delta, Bodies<N, T>& out) {
   using S = Scheme<N, T>;
-#ifdef SWARMFIT_COUNT_SUBSTEPS
-  ++substep_counter();
-#endif
   StepParams fixed = p;
   fixed.adaptive = false;
   fixed.mvs_corrector = 0;
