@@ -30,14 +30,6 @@ const std::vector<std::pair<std::string, std::string>> kInstrumentKeys = {
     {"jitter", "extra RV noise in quadrature, m/s (default 0)"},
 };
 
-double number(const ConfigEntry& e) {
-  char* end = nullptr;
-  const double v = std::strtod(e.value.c_str(), &end);
-  if (e.value.empty() || *end != '\0' || !std::isfinite(v))
-    throw InputError(e.origin + ": key '" + e.key + "': expected a number, got '" + e.value + "'");
-  return v;
-}
-
 void check_section_keys(const ConfigSection& s, const std::vector<std::pair<std::string, std::string>>& known) {
   for (const auto& e : s.entries) {
     bool ok = false;
@@ -180,7 +172,7 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
         if (required) throw InputError(s.origin + ": [planet " + s.name + "] needs key '" + key + "'");
         return fallback;
       }
-      return number(*e);
+      return parse_config_number(*e);
     };
     const char* unused_mass = options.mass_from_semi_amplitude ? "mass" : "K";
     const char* unused_phase = options.phase_from_mean_anomaly ? "tc" : "mean_anomaly";
@@ -206,8 +198,8 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
     double offset = swv / sw, jitter = 0;
     for (const ConfigSection* s : instruments)
       if (s->name == c.data.instruments[j]) {
-        if (const ConfigEntry* e = find(*s, "offset")) offset = number(*e);
-        if (const ConfigEntry* e = find(*s, "jitter")) jitter = number(*e);
+        if (const ConfigEntry* e = find(*s, "offset")) offset = parse_config_number(*e);
+        if (const ConfigEntry* e = find(*s, "jitter")) jitter = parse_config_number(*e);
       }
     c.values[c.model->offset_parameter(j)] = offset;
     c.values[c.model->jitter_parameter(j)] = jitter;

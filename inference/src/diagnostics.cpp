@@ -69,43 +69,47 @@ Chains rank_normalise(const Chains& chains) {
 
 double mean_of(const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / x.size(); }
 
-// Basic R-hat of (split) chains (eq. 3-4).
-double rhat_of(const Chains& chains) {
-  const double n = static_cast<double>(chains[0].size());
+// Within-chain and between-chain variances of (split) chains (Vehtari et al. 2021, eq. 3-4).
+struct Variances {
+  std::vector<double> means;
+  double within = 0;    // W: mean of the chain variances
+  double var_plus = 0;  // (n - 1) / n W + B / n
+};
+Variances variances(const Chains& chains) {
   const std::size_t m = chains.size();
-  std::vector<double> means(m), vars(m);
+  const double n = static_cast<double>(chains[0].size());
+  Variances v;
+  v.means.resize(m);
+  std::vector<double> vars(m);
   for (std::size_t c = 0; c < m; ++c) {
-    means[c] = mean_of(chains[c]);
-    double v = 0;
-    for (double x : chains[c]) v += (x - means[c]) * (x - means[c]);
-    vars[c] = v / (n - 1);
+    v.means[c] = mean_of(chains[c]);
+    double sum = 0;
+    for (double x : chains[c]) sum += (x - v.means[c]) * (x - v.means[c]);
+    vars[c] = sum / (n - 1);
   }
-  const double w = mean_of(vars);
-  const double grand = mean_of(means);
+  v.within = mean_of(vars);
+  const double grand = mean_of(v.means);
   double b = 0;
-  for (double mu : means) b += (mu - grand) * (mu - grand);
+  for (double mu : v.means) b += (mu - grand) * (mu - grand);
   b *= n / (m - 1);
-  if (!(w > 0)) return b > 0 ? HUGE_VAL : 1.0;
-  return std::sqrt(((n - 1) / n * w + b / n) / w);
+  v.var_plus = (n - 1) / n * v.within + b / n;
+  return v;
+}
+
+// Basic R-hat of (split) chains.
+double rhat_of(const Chains& chains) {
+  const Variances v = variances(chains);
+  if (!(v.within > 0)) return v.var_plus > 0 ? HUGE_VAL : 1.0;
+  return std::sqrt(v.var_plus / v.within);
 }
 
 // ESS of (split) chains from the multi-chain autocorrelation with Geyer's initial monotone
 // positive sequence (eq. 10-13), autocovariances by direct sums.
 double ess_of(const Chains& chains) {
   const std::size_t m = chains.size(), n = chains[0].size();
-  std::vector<double> means(m), vars(m);
-  for (std::size_t c = 0; c < m; ++c) {
-    means[c] = mean_of(chains[c]);
-    double v = 0;
-    for (double x : chains[c]) v += (x - means[c]) * (x - means[c]);
-    vars[c] = v / (n - 1);
-  }
-  const double w = mean_of(vars);
-  const double grand = mean_of(means);
-  double b = 0;
-  for (double mu : means) b += (mu - grand) * (mu - grand);
-  b *= static_cast<double>(n) / (m - 1);
-  const double var_plus = (n - 1.0) / n * w + b / n;
+  const Variances v = variances(chains);
+  const std::vector<double>& means = v.means;
+  const double w = v.within, var_plus = v.var_plus;
   if (!(var_plus > 0)) return static_cast<double>(m * n);
   auto rho = [&](std::size_t lag) {
     double acov = 0;  // mean over chains of the biased autocovariance at this lag

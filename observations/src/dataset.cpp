@@ -51,16 +51,8 @@ bool parse_bool(const ConfigEntry& e) {
   throw InputError(e.origin + ": key '" + e.key + "': expected yes or no, got '" + e.value + "'");
 }
 
-double parse_double(const ConfigEntry& e) {
-  char* end = nullptr;
-  const double v = std::strtod(e.value.c_str(), &end);
-  if (e.value.empty() || *end != '\0' || !std::isfinite(v))
-    throw InputError(e.origin + ": key '" + e.key + "': expected a number, got '" + e.value + "'");
-  return v;
-}
-
 int parse_count(const ConfigEntry& e) {
-  const double v = parse_double(e);
+  const double v = parse_config_number(e);
   if (v < 0 || v != std::floor(v) || v > 1e6)
     throw InputError(e.origin + ": key '" + e.key + "': expected a whole number >= 0, got '" + e.value + "'");
   return static_cast<int>(v);
@@ -92,6 +84,14 @@ int find_or_add(std::vector<std::string>& names, const std::string& name) {
 }
 
 }  // namespace
+
+double parse_config_number(const ConfigEntry& e) {
+  char* end = nullptr;
+  const double v = std::strtod(e.value.c_str(), &end);
+  if (e.value.empty() || *end != '\0' || !std::isfinite(v))
+    throw InputError(e.origin + ": key '" + e.key + "': expected a number, got '" + e.value + "'");
+  return v;
+}
 
 const std::vector<std::pair<std::string, std::string>>& source_keys(SourceKind kind) {
   static const auto rv = [] {
@@ -151,7 +151,7 @@ SourceSpec parse_source_spec(SourceKind kind, const std::string& name, const std
           throw InputError(e.origin + ": key 'columns': unknown column '" + c + "' (known: " + list + ")");
         }
     } else if (e.key == "time_offset") {
-      s.time_offset = parse_double(e);
+      s.time_offset = parse_config_number(e);
     } else if (e.key == "rv_unit") {
       if (e.value == "m/s") {
         s.rv_scale = 1.0;
@@ -181,7 +181,7 @@ SourceSpec parse_source_spec(SourceKind kind, const std::string& name, const std
     } else if (e.key == "allow_duplicates") {
       s.allow_duplicates = parse_bool(e);
     } else if (e.key == "period") {
-      s.period = parse_double(e);
+      s.period = parse_config_number(e);
       if (s.period <= 0) throw InputError(e.origin + ": key 'period' must be > 0");
     }
   }

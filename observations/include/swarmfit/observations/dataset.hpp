@@ -39,6 +39,9 @@ struct SourceSpec {
   double period = 0.0;  // transits without an epoch column: epochs from this period (days)
 };
 
+// The value of a configuration entry as a finite number; throws InputError naming origin and key.
+double parse_config_number(const ConfigEntry& entry);
+
 // Every key a source section accepts, with a one-line meaning (for --help and the README).
 const std::vector<std::pair<std::string, std::string>>& source_keys(SourceKind kind);
 
