@@ -16,8 +16,12 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The demo: a DEMCMC fit of the bundled synthetic two-planet RV + transit-time data
+# (examples/demo), its summary and plots.
 demo: build
-	@$(BUILD)/apps/swarmfit integrate --config examples/demo.cfg
+	@cd examples/demo && ../../$(BUILD)/apps/swarmfit fit --config fit.cfg overwrite=true output=demo_fit.h5
+	@cd examples/demo && ../../$(BUILD)/apps/swarmfit plot demo_fit.h5
+	@echo "demo: truth in examples/demo/data/truth.csv, posterior in examples/demo/demo_fit_summary.csv, plots in examples/demo/demo_fit_plots/"
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

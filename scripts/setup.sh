@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what swarmfit needs on a Debian machine, and only what is missing.
-#   scripts/setup.sh          build and test dependencies (Debian packages)
+#   scripts/setup.sh          build and test dependencies (Debian packages; ArviZ from PyPI, which
+#                             the tests use to read fit output as users do)
 #   scripts/setup.sh bench    also the Python reference codes used by benchmarks (PyPI)
 set -euo pipefail
 packages=(build-essential cmake pkg-config libhdf5-dev libboost-program-options-dev libeigen3-dev
-          libcsv-dev librandom123-dev libgtest-dev googletest clang-format python3 python3-pip)
+          libcsv-dev librandom123-dev libgtest-dev googletest clang-format python3 python3-pip
+          python3-numpy python3-h5py python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,9 +18,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+pip_install() {  # words of $1 are separate requirements
+  # shellcheck disable=SC2086
+  python3 -m pip install -q $1 2>/dev/null || python3 -m pip install -q --break-system-packages $1
+}
+# ArviZ, with numpy pinned to the installed version so that Debian's h5py keeps its numpy ABI.
+if ! python3 -c "import arviz" 2>/dev/null; then
+  numpy_version=$(python3 -c "import numpy; print(numpy.__version__)")
+  pip_install "arviz numpy==$numpy_version" || echo "setup: warning: could not install ArviZ (its test will skip)"
+fi
 if [ "${1:-}" = "bench" ]; then
-  python_packages=(numpy h5py rebound ttvfast radvel)
+  python_packages=(numpy h5py rebound ttvfast radvel emcee)
   for p in "${python_packages[@]}"; do
-    python3 -c "import $p" 2>/dev/null || python3 -m pip install -q "$p"
+    python3 -c "import $p" 2>/dev/null || pip_install "$p"
   done
 fi

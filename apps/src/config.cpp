@@ -93,6 +93,26 @@ void apply_overrides(std::map<std::string, Setting>& settings, const std::vector
   }
 }
 
+void parse_command_line(int argc, char** argv, const po::options_description& options,
+                        std::vector<std::string>* overrides, po::variables_map& vm) {
+  po::options_description hidden;
+  if (overrides) hidden.add_options()("override", po::value<std::vector<std::string>>(), "key=value");
+  po::options_description all;
+  all.add(options).add(hidden);
+  po::positional_options_description positional;
+  if (overrides) positional.add("override", -1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+  if (overrides && vm.count("override")) {
+    const auto& given = vm["override"].as<std::vector<std::string>>();
+    overrides->insert(overrides->end(), given.begin(), given.end());
+  }
+}
+
 void store_settings(const std::map<std::string, Setting>& settings, const po::options_description& known,
                     po::variables_map& vm) {
   for (const auto& [key, setting] : settings) {
@@ -142,8 +162,9 @@ void read_sections_into(const std::string& path, SectionedConfig& out, int& curr
       ConfigSection section;
       words >> section.type >> section.name;
       std::string extra;
-      if (section.type.empty() || section.name.empty() || (words >> extra))
-        throw InputError(where + ": expected '[type name]' (e.g. [planet b]), got '" + text + "'");
+      // [priors] is the one section without a name.
+      if (section.type.empty() || (section.name.empty() != (section.type == "priors")) || (words >> extra))
+        throw InputError(where + ": expected '[type name]' (e.g. [planet b]) or [priors], got '" + text + "'");
       section.origin = where;
       section.base_dir = directory_of(path);
       out.sections.push_back(section);

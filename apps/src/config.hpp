@@ -28,6 +28,12 @@ void store_settings(const std::map<std::string, Setting>& settings,
                     const boost::program_options::options_description& known,
                     boost::program_options::variables_map& vm);
 
+// Parses a command line of `options` plus positional "key=value" overrides (appended to
+// `overrides`; may be null when the command takes none) into `vm`. Throws InputError naming the
+// problem.
+void parse_command_line(int argc, char** argv, const boost::program_options::options_description& options,
+                        std::vector<std::string>* overrides, boost::program_options::variables_map& vm);
+
 // The closest known key by edit distance, or "" if nothing is close.
 std::string closest_key(const std::string& key, const boost::program_options::options_description& known);
 

@@ -176,20 +176,10 @@ int integrate_command(int argc, char** argv) {
                                                                   "configuration file")(
       "reference", po::value<std::string>(), "compare the final states with this CSV file (Swarm-NG test mode)")(
       "quiet,q", "print only the summary line");
-  po::options_description hidden;
-  hidden.add_options()("override", po::value<std::vector<std::string>>(), "key=value");
-  po::options_description all;
-  all.add(flags).add(hidden);
-  po::positional_options_description positional;
-  positional.add("override", -1);
   po::variables_map args;
+  std::vector<std::string> overrides;
   const po::options_description keys = integrate_keys();
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), args);
-    po::notify(args);
-  } catch (const po::error& e) {
-    throw InputError(std::string("command line: ") + e.what());
-  }
+  parse_command_line(argc, argv, flags, &overrides, args);
   if (args.count("help")) {
     std::cout << "usage: swarmfit integrate --config FILE [key=value ...] [--reference FILE]\n\n"
               << flags << "\n"
@@ -211,7 +201,7 @@ int integrate_command(int argc, char** argv) {
     std::ifstream in(path);
     config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  if (args.count("override")) apply_overrides(o.settings, args["override"].as<std::vector<std::string>>(), keys);
+  apply_overrides(o.settings, overrides, keys);
   po::variables_map vm;
   store_settings(o.settings, keys, vm);
 

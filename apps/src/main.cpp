@@ -17,6 +17,13 @@ void usage(std::ostream& out) {
          "                 model RV curves and transit times (O-C) of a planetary model, as CSV\n"
          "  data --config FILE\n"
          "                 read and check the RV and transit-time data of a configuration\n"
+         "  fit --config FILE [--resume] [key=value ...]\n"
+         "                 DEMCMC fit of a planetary model to RV and transit-time data (HDF5 run file)\n"
+         "  summary RUN.h5   posterior summary table (median, 16/84%, R-hat, ESS) of a fit\n"
+         "  plot RUN.h5 [--output DIR]\n"
+         "                 PNGs of a fit: RVs and transit-time O-C with model draws, corner, traces\n"
+         "  simulate --config TRUTH --output DIR --span DAYS [options]\n"
+         "                 synthetic RVs and transit times from a model's parameter values\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -34,6 +41,10 @@ int main(int argc, char** argv) {
     if (command == "bench") return swarmfit::app::bench_command(argc - 1, argv + 1);
     if (command == "predict") return swarmfit::app::predict_command(argc - 1, argv + 1);
     if (command == "data") return swarmfit::app::data_command(argc - 1, argv + 1);
+    if (command == "fit") return swarmfit::app::fit_command(argc - 1, argv + 1);
+    if (command == "summary") return swarmfit::app::summary_command(argc - 1, argv + 1);
+    if (command == "plot") return swarmfit::app::plot_command(argc - 1, argv + 1);
+    if (command == "simulate") return swarmfit::app::simulate_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

@@ -81,6 +81,37 @@ po::options_description model_keys() {
   return keys;
 }
 
+po::options_description fit_keys() {
+  po::options_description keys("Fit keys (swarmfit fit)");
+  keys.add_options()("walkers", po::value<int>()->default_value(0),
+                     "walkers per temperature: even, >= 2 d + 2 for d free parameters (0: 4 d rounded up to 32)")(
+      "generations", po::value<long>()->default_value(5000), "generations to run (the most, with a stopping rule)")(
+      "thin", po::value<long>()->default_value(1), "keep every thin-th generation")(
+      "burn_in", po::value<long>()->default_value(-1),
+      "generations discarded by summaries and diagnostics (-1: the first half of the run)")(
+      "seed", po::value<long>()->default_value(1), "seed of the random streams (the same seed, the same chain)")(
+      "output", po::value<std::string>()->default_value("fit.h5"), "HDF5 run file (also the checkpoint)")(
+      "overwrite", po::value<bool>()->default_value(false), "replace an existing output file")(
+      "checkpoint_every", po::value<long>()->default_value(0),
+      "write the run file every this many generations (0: off)")(
+      "checkpoint_seconds", po::value<double>()->default_value(60.0), "write the run file at least this often")(
+      "init", po::value<std::string>()->default_value("guess"),
+      "initial walkers: guess (the configuration's values with scatter) or prior (draws from the priors)")(
+      "init_scatter", po::value<double>()->default_value(0.01), "init = guess: scatter, in prior standard deviations")(
+      "optimize", po::value<long>()->default_value(0),
+      "generations of differential-evolution optimisation before sampling (0: none)")(
+      "snooker", po::value<double>()->default_value(0.1), "probability of a DE-snooker move")(
+      "temperatures", po::value<int>()->default_value(1), "parallel tempering: number of temperatures")(
+      "max_temperature", po::value<double>()->default_value(100.0), "hottest temperature (geometric ladder from 1)")(
+      "rhat_target", po::value<double>()->default_value(1.01), "stopping rule: every R-hat below this ...")(
+      "ess_target", po::value<double>()->default_value(0.0), "... and every bulk ESS above this (0: no stopping rule)")(
+      "check_every", po::value<long>()->default_value(100), "generations between convergence checks")(
+      "predictive_draws", po::value<int>()->default_value(50),
+      "posterior draws whose model curves are stored for plots")(
+      "progress", po::value<std::string>()->default_value("auto"), "progress line: auto (on a terminal), on or off");
+  return keys;
+}
+
 std::string section_help() {
   std::string out = "Sections:\n  [planet NAME] (one per planet, from the star outwards):\n";
   for (const auto& [k, m] : kPlanetKeys) out += "    " + k + ": " + m + "\n";
@@ -90,13 +121,18 @@ std::string section_help() {
   for (const auto& [k, m] : source_keys(SourceKind::kRv)) out += "    " + k + ": " + m + "\n";
   out += "  [transits NAME] (transit times):\n";
   for (const auto& [k, m] : source_keys(SourceKind::kTransits)) out += "    " + k + ": " + m + "\n";
+  out +=
+      "  [priors] (swarmfit fit; one line per model parameter, e.g. period_b = uniform(19, 20)):\n"
+      "    uniform(a, b), log_uniform(a, b), normal(mu, sigma), truncated_normal(mu, sigma, a, b),\n"
+      "    fixed (the configuration's value) or fixed(v)\n";
   return out;
 }
 
-ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides, bool data_only) {
+ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides, ConfigUse use) {
   ModelConfig c;
   c.file = read_sectioned_config(path);
-  const po::options_description known = model_keys();
+  po::options_description known = model_keys();
+  known.add(fit_keys());
   for (const auto& e : c.file.globals) {
     if (known.find_nothrow(e.key, false) == nullptr) {
       std::string message = e.origin + ": unknown key '" + e.key + "'";
@@ -129,6 +165,8 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
       throw InputError(s.origin + ": section [" + s.type + " " + s.name + "] appears twice");
     if (s.type == "rv" || s.type == "transits") {
       const SourceKind kind = s.type == "rv" ? SourceKind::kRv : SourceKind::kTransits;
+      if (use == ConfigUse::kModelOnly)
+        throw InputError(s.origin + ": [" + s.type + " " + s.name + "]: this command takes no data sections");
       c.data.add(parse_source_spec(kind, s.name, s.origin, s.entries, s.base_dir));
     } else if (s.type == "planet") {
       check_section_keys(s, kPlanetKeys);
@@ -136,18 +174,22 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
     } else if (s.type == "instrument") {
       check_section_keys(s, kInstrumentKeys);
       instruments.push_back(&s);
+    } else if (s.type == "priors") {
+      if (c.priors) throw InputError(s.origin + ": a second [priors] section");
+      c.priors = &s;
     } else {
-      throw InputError(s.origin + ": unknown section type '" + s.type + "' (known: planet, instrument, rv, transits)");
+      throw InputError(s.origin + ": unknown section type '" + s.type +
+                       "' (known: planet, instrument, rv, transits, priors)");
     }
   }
-  c.data.finish();
-  if (data_only) return c;
+  if (use != ConfigUse::kModelOnly) c.data.finish();
+  if (use == ConfigUse::kDataOnly) return c;
 
   if (planets.empty()) throw InputError(path + ": no [planet NAME] section");
   if (!c.vm.count("star_mass")) throw InputError(path + ": missing key 'star_mass'");
   if (!c.vm.count("reference_epoch")) throw InputError(path + ": missing key 'reference_epoch'");
   for (const ConfigSection* s : instruments)
-    if (c.data.instrument_index(s->name) < 0)
+    if (use != ConfigUse::kModelOnly && c.data.instrument_index(s->name) < 0)
       throw InputError(s->origin + ": [instrument " + s->name + "] has no RV data");
 
   ModelOptions options;

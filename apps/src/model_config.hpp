@@ -16,8 +16,12 @@
 namespace swarmfit::app {
 
 boost::program_options::options_description model_keys();
+// The keys of `swarmfit fit` (accepted, and ignored, by the other commands so one file serves all).
+boost::program_options::options_description fit_keys();
 // The keys of [planet], [instrument] sections, with meanings, for --help.
 std::string section_help();
+
+enum class ConfigUse { kModelAndData, kDataOnly, kModelOnly };
 
 struct ModelConfig {
   SectionedConfig file;
@@ -25,14 +29,16 @@ struct ModelConfig {
   boost::program_options::variables_map vm;
   Dataset data;
   std::unique_ptr<PlanetaryModel> model;
-  std::vector<double> values;  // the parameter values given in the sections
+  std::vector<double> values;             // the parameter values given in the sections
+  const ConfigSection* priors = nullptr;  // the [priors] section, if any
   LikelihoodSettings likelihood;
 };
 
 // Reads and validates everything (the data files included); throws InputError naming the file,
-// line and key. `data_only`: no model is needed (the `data` command).
+// line and key. kDataOnly: no model is needed (the `data` command); kModelOnly: no data (the
+// `simulate` command makes them).
 ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides,
-                              bool data_only = false);
+                              ConfigUse use = ConfigUse::kModelAndData);
 
 // Reads parameter sets from a CSV file whose header names parameters; missing columns take the
 // configuration's values. Returns columns of model.num_parameters() values.

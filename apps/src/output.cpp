@@ -1,7 +1,5 @@
 #include "output.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -11,21 +9,8 @@ namespace swarmfit::app {
 
 namespace {
 
-void check(herr_t status, const char* what) {
-  if (status < 0) throw std::runtime_error(std::string("HDF5 failed: ") + what);
-}
-hid_t checked(hid_t id, const char* what) {
-  if (id < 0) throw std::runtime_error(std::string("HDF5 failed: ") + what);
-  return id;
-}
-
-void write_dataset(hid_t where, const char* name, hid_t type, const std::vector<hsize_t>& dims, const void* data) {
-  const hid_t space = checked(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), name);
-  const hid_t set = checked(H5Dcreate2(where, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
-  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), name);
-  H5Dclose(set);
-  H5Sclose(space);
-}
+using h5::check;
+using h5::checked;
 
 // Appends one record along the first axis of an extendible dataset (created on first use).
 void append_record(hid_t group, const char* name, hid_t type, const std::vector<hsize_t>& record_dims, long index,
@@ -74,18 +59,6 @@ void gather(const Ensemble& e, std::vector<double>& pos, std::vector<double>& ve
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  partial_ = path_ + ".partial." + std::to_string(getpid());
-}
-AtomicFile::~AtomicFile() {
-  if (!committed_) std::remove(partial_.c_str());
-}
-void AtomicFile::commit() {
-  if (std::rename(partial_.c_str(), path_.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + partial_ + " to " + path_);
-  committed_ = true;
-}
-
 Hdf5Writer::Hdf5Writer(const std::string& path, const Ensemble& e)
     : file_(path), num_systems_(e.num_systems()), num_bodies_(e.num_bodies()) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -97,24 +70,8 @@ Hdf5Writer::~Hdf5Writer() {
   if (h5_ >= 0) H5Fclose(h5_);
 }
 
-void Hdf5Writer::set_attribute(const std::string& name, const std::string& value) {
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  H5Tset_size(type, value.size() + 1);
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t attr = checked(H5Acreate2(h5_, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), name.c_str());
-  check(H5Awrite(attr, type, value.c_str()), name.c_str());
-  H5Aclose(attr);
-  H5Sclose(space);
-  H5Tclose(type);
-}
-void Hdf5Writer::set_attribute(const std::string& name, double value) {
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t attr =
-      checked(H5Acreate2(h5_, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT), name.c_str());
-  check(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value), name.c_str());
-  H5Aclose(attr);
-  H5Sclose(space);
-}
+void Hdf5Writer::set_attribute(const std::string& name, const std::string& value) { h5::attribute(h5_, name, value); }
+void Hdf5Writer::set_attribute(const std::string& name, double value) { h5::attribute(h5_, name, value); }
 
 void Hdf5Writer::append_snapshot(const Ensemble& e, double time) {
   if (snapshots_ < 0)
@@ -144,13 +101,13 @@ void Hdf5Writer::write_final(const Ensemble& e, const RunSummary& summary) {
     status.push_back(e.status(s));
   }
   const hsize_t m = static_cast<hsize_t>(num_systems_), n = static_cast<hsize_t>(num_bodies_);
-  write_dataset(group, "positions", H5T_NATIVE_DOUBLE, {m, n, 3}, pos.data());
-  write_dataset(group, "velocities", H5T_NATIVE_DOUBLE, {m, n, 3}, vel.data());
-  write_dataset(group, "masses", H5T_NATIVE_DOUBLE, {m, n}, mass.data());
-  write_dataset(group, "time", H5T_NATIVE_DOUBLE, {m}, time.data());
-  write_dataset(group, "steps", H5T_NATIVE_DOUBLE, {m}, steps.data());
-  write_dataset(group, "status", H5T_NATIVE_INT, {m}, status.data());
-  write_dataset(group, "energy_error", H5T_NATIVE_DOUBLE, {m}, summary.energy_error.data());
+  h5::write(group, "positions", {m, n, 3}, pos.data());
+  h5::write(group, "velocities", {m, n, 3}, vel.data());
+  h5::write(group, "masses", {m, n}, mass.data());
+  h5::write(group, "time", {m}, time.data());
+  h5::write(group, "steps", {m}, steps.data());
+  h5::write(group, "status", {m}, status.data());
+  h5::write(group, "energy_error", {m}, summary.energy_error.data());
   H5Gclose(group);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/integrators/ensemble.hpp"
 
 namespace swarmfit::app {
@@ -16,20 +17,8 @@ struct RunSummary {
   std::vector<double> energy_error;  // (E - E0) / |E0| per system
 };
 
-// A file that appears at `path` only after commit(); otherwise its partial version is removed.
-class AtomicFile {
- public:
-  explicit AtomicFile(std::string path);
-  ~AtomicFile();
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-  const std::string& partial_path() const { return partial_; }
-  void commit();
-
- private:
-  std::string path_, partial_;
-  bool committed_ = false;
-};
+// A file that appears at its path only after commit() (swarmfit/inference/hdf5_io.hpp).
+using h5::AtomicFile;
 
 // HDF5 layout (documented in the README):
 //   /final/{positions [M][n][3], velocities [M][n][3], masses [M][n], time [M], status [M],

@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "model_config.hpp"
 #include "output.hpp"
+#include "predictions.hpp"
 #include "swarmfit/integrators/registry.hpp"
 
 namespace po = boost::program_options;
@@ -37,19 +38,8 @@ CommandLine parse(int argc, char** argv, bool predict) {
         "output", po::value<std::string>(&c.output)->default_value("predict"), "folder for the CSV files")(
         "grid-step", po::value<double>(&c.grid_step)->default_value(0.0),
         "RV curve spacing, days (0: the shortest period / 50)");
-  po::options_description hidden;
-  hidden.add_options()("override", po::value<std::vector<std::string>>(&c.overrides));
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("override", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(std::string("command line: ") + e.what());
-  }
+  parse_command_line(argc, argv, options, &c.overrides, vm);
   if (vm.count("help")) {
     std::cout << (predict ? "usage: swarmfit predict --config FILE [--params FILE] [--output DIR] [key=value ...]\n"
                           : "usage: swarmfit data --config FILE\n")
@@ -74,7 +64,7 @@ std::string fmt(double v) {
 int data_command(int argc, char** argv) {
   const CommandLine cl = parse(argc, argv, false);
   if (cl.help) return 0;
-  const ModelConfig c = load_model_config(cl.config, cl.overrides, true);
+  const ModelConfig c = load_model_config(cl.config, cl.overrides, ConfigUse::kDataOnly);
   const Dataset& d = c.data;
   std::cout << std::fixed << std::setprecision(6);
   if (!d.rv.empty()) {
@@ -109,60 +99,22 @@ int predict_command(int argc, char** argv) {
   if (!cl.params.empty()) params = read_parameter_sets(cl.params, c, count);
   if (cl.grid_step < 0) throw InputError("command line: --grid-step must be >= 0");
 
-  double min_period = 1e300;
-  for (int p = 0; p < model.num_planets(); ++p)
-    min_period = std::min(min_period, c.values[model.planet_parameter(p, 0)]);
-  const double grid_step = cl.grid_step > 0 ? cl.grid_step : min_period / 50.0;
-  const double t0 = c.data.first_time() - 0.05 * (c.data.last_time() - c.data.first_time());
-  const double start = std::max(c.model->options().reference_epoch + grid_step, t0);
-  const double stop = c.data.last_time() + 0.05 * (c.data.last_time() - c.data.first_time()) + grid_step;
-  std::vector<double> grid;
-  for (double t = start; t <= stop && grid.size() < 2000000; t += grid_step) grid.push_back(t);
-
-  LikelihoodSettings settings = c.likelihood;
-  settings.extra_time = stop - c.data.last_time();
-  const LikelihoodProblem problem(c.data, model, settings, c.values);
-  std::vector<double> lnl(count);
-  std::vector<int> status(count);
-  ModelCurves curves;
-  problem.evaluate(params.data(), count, lnl.data(), status.data(), &curves);
-  std::vector<double> rv_grid;
-  std::vector<int> grid_status;
-  problem.rv_curve(params.data(), count, grid, rv_grid, grid_status);
-
+  const Predictions pr = predict(c, params, count, cl.grid_step);
   std::filesystem::create_directories(cl.output);
-  const int np = model.num_parameters();
-  const Dataset& d = problem.data();
-  const int nrv = static_cast<int>(d.rv.size());
-  const auto& rows = problem.transit_rows();
-  const int ntr = static_cast<int>(rows.size());
+  const Dataset& d = c.data;
+  const int nrv = static_cast<int>(d.rv.size()), ni = static_cast<int>(d.instruments.size());
+  const int ntr = static_cast<int>(pr.transit_rows.size());
   std::vector<double> rv_rms(count, 0.0), transit_rms(count, 0.0);
   {
     AtomicFile file(cl.output + "/rv_data.csv");
     std::ofstream out(file.partial_path());
     out << "set,instrument,time,rv,error,model,offset,residual\n";
     for (long s = 0; s < count && nrv > 0; ++s) {
-      // Offsets: the parameters, or (marginalised) the weighted mean residual per instrument.
-      std::vector<double> offset(d.instruments.size());
-      for (std::size_t j = 0; j < d.instruments.size(); ++j) {
-        offset[j] = params[s * np + model.offset_parameter(static_cast<int>(j))];
-        if (settings.marginalize_offsets) {
-          double sw = 0, swr = 0;
-          const double jitter = params[s * np + model.jitter_parameter(static_cast<int>(j))];
-          for (int k = 0; k < nrv; ++k)
-            if (d.rv[k].instrument == static_cast<int>(j)) {
-              const double w = 1 / (d.rv[k].error * d.rv[k].error + jitter * jitter);
-              sw += w;
-              swr += w * (d.rv[k].rv - curves.rv[s * nrv + k]);
-            }
-          offset[j] = swr / sw;
-        }
-      }
       for (int k = 0; k < nrv; ++k) {
         const auto& o = d.rv[k];
-        const double m = curves.rv[s * nrv + k] + offset[o.instrument];
+        const double m = pr.rv_model[s * nrv + k];
         out << s << "," << d.instruments[o.instrument] << "," << fmt(o.time) << "," << fmt(o.rv) << "," << fmt(o.error)
-            << "," << fmt(m) << "," << fmt(offset[o.instrument]) << "," << fmt(o.rv - m) << "\n";
+            << "," << fmt(m) << "," << fmt(pr.offsets[s * ni + o.instrument]) << "," << fmt(o.rv - m) << "\n";
         rv_rms[s] += (o.rv - m) * (o.rv - m) / nrv;
       }
     }
@@ -174,9 +126,10 @@ int predict_command(int argc, char** argv) {
     AtomicFile file(cl.output + "/rv_curve.csv");
     std::ofstream out(file.partial_path());
     out << "set,time,rv\n";
+    const std::size_t ng = pr.grid.size();
     for (long s = 0; s < count; ++s)
-      for (std::size_t k = 0; k < grid.size(); ++k)
-        out << s << "," << fmt(grid[k]) << "," << fmt(rv_grid[s * grid.size() + k]) << "\n";
+      for (std::size_t k = 0; k < ng; ++k)
+        out << s << "," << fmt(pr.grid[k]) << "," << fmt(pr.rv_curve[s * ng + k]) << "\n";
     out.close();
     if (!out) throw std::runtime_error(cl.output + "/rv_curve.csv: write failed");
     file.commit();
@@ -187,11 +140,11 @@ int predict_command(int argc, char** argv) {
     out << "set,planet,epoch,time_observed,error,time_model,residual_minutes,oc_observed_minutes,oc_model_minutes\n";
     for (long s = 0; s < count; ++s)
       for (int r = 0; r < ntr; ++r) {
-        const auto& o = rows[r];
-        const int planet = problem.transit_row_planet(r);
-        const LinearEphemeris e = problem.ephemeris(planet);
+        const auto& o = pr.transit_rows[r];
+        const int planet = pr.transit_planet[r];
+        const LinearEphemeris& e = pr.ephemeris[planet];
         const double linear = e.t0 + e.period * o.epoch;
-        const double m = curves.transits[s * ntr + r];
+        const double m = pr.transit_model[s * ntr + r];
         out << s << "," << model.planets()[planet] << "," << o.epoch << "," << fmt(o.time) << "," << fmt(o.error) << ","
             << fmt(m) << "," << fmt((o.time - m) * 1440) << "," << fmt((o.time - linear) * 1440) << ","
             << fmt((m - linear) * 1440) << "\n";
@@ -201,13 +154,13 @@ int predict_command(int argc, char** argv) {
     if (!out) throw std::runtime_error(cl.output + "/transits.csv: write failed");
     file.commit();
   }
-  std::cout << "swarmfit predict: " << count << " parameter set(s), integrator " << settings.integrator << ", step "
-            << problem.time_step() << " d, " << nrv << " RVs, " << ntr << " transit times\n";
+  std::cout << "swarmfit predict: " << count << " parameter set(s), integrator " << c.likelihood.integrator << ", step "
+            << pr.time_step << " d, " << nrv << " RVs, " << ntr << " transit times\n";
   std::cout << "  set          ln L  status           RV rms (m/s)  transit rms (min)\n";
   for (long s = 0; s < std::min<long>(count, 20); ++s) {
     char line[200];
-    std::snprintf(line, sizeof line, "  %3ld %13.4f  %-16s %13.4f %18.5f\n", s, lnl[s], status_name(status[s]),
-                  std::sqrt(rv_rms[s]), std::sqrt(transit_rms[s]) * 1440);
+    std::snprintf(line, sizeof line, "  %3ld %13.4f  %-16s %13.4f %18.5f\n", s, pr.log_likelihood[s],
+                  status_name(pr.status[s]), std::sqrt(rv_rms[s]), std::sqrt(transit_rms[s]) * 1440);
     std::cout << line;
   }
   for (const auto& note : c.data.notes) std::cout << "  note: " << note << "\n";

@@ -1,58 +1,143 @@
 #include "swarmfit/inference/demcmc.hpp"
 
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace swarmfit {
 
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
 Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings)
-    : f_(std::move(log_density)), settings_(settings), random_(settings.seed), walkers_(initial) {
-  const long d = walkers_.rows(), w = walkers_.cols();
+    : f_(std::move(log_density)), settings_(std::move(settings)), random_(settings_.seed) {
+  s_.walkers = initial;
+  check();
+  const long columns = s_.walkers.cols();
+  s_.status.assign(columns, 0);
+  s_.accepted.assign(columns, 0);
+  s_.swaps_accepted.assign(num_temperatures() - 1, 0);
+  f_(s_.walkers, s_.log_prior, s_.log_likelihood, s_.status);
+  if (s_.log_prior.size() != columns || s_.log_likelihood.size() != columns)
+    throw std::logic_error("log-density returned the wrong number of values");
+}
+
+Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings)
+    : f_(std::move(log_density)), settings_(std::move(settings)), random_(settings_.seed), s_(std::move(state)) {
+  check();
+  const std::size_t columns = s_.walkers.cols();
+  if (static_cast<std::size_t>(s_.log_prior.size()) != columns ||
+      static_cast<std::size_t>(s_.log_likelihood.size()) != columns || s_.status.size() != columns ||
+      s_.accepted.size() != columns || s_.swaps_accepted.size() != settings_.temperatures.size() - 1)
+    throw std::invalid_argument("DEMCMC state: arrays of the wrong size");
+}
+
+void Demcmc::check() {
+  const auto& t = settings_.temperatures;
+  if (t.empty() || t[0] != 1.0) throw std::invalid_argument("DEMCMC: the temperature ladder must start at 1");
+  for (std::size_t k = 1; k < t.size(); ++k)
+    if (!(t[k] > t[k - 1])) throw std::invalid_argument("DEMCMC: temperatures must increase");
+  const long d = s_.walkers.rows(), columns = s_.walkers.cols(), levels = static_cast<long>(t.size());
   if (d < 1) throw std::invalid_argument("DEMCMC needs at least one parameter");
-  if (w % 2 != 0 || w < 2 * d + 2)
-    throw std::invalid_argument("DEMCMC needs an even number of walkers, at least 2 d + 2 = " +
-                                std::to_string(2 * d + 2));
-  status_.assign(w, 0);
-  accepted_.assign(w, 0);
-  f_(walkers_, log_density_, status_);
-  if (log_density_.size() != w) throw std::logic_error("log-density returned the wrong number of values");
+  if (columns % levels != 0) throw std::invalid_argument("DEMCMC: walkers are not a multiple of the temperatures");
+  walkers_per_temperature_ = static_cast<int>(columns / levels);
+  const long w = walkers_per_temperature_;
+  const long needed = settings_.snooker > 0 ? std::max(2 * d + 2, 6L) : 2 * d + 2;
+  if (w % 2 != 0 || w < needed)
+    throw std::invalid_argument("DEMCMC needs an even number of walkers per temperature, at least " +
+                                std::to_string(needed) + " for " + std::to_string(d) + " parameters");
+  if (!(settings_.snooker >= 0 && settings_.snooker <= 1))
+    throw std::invalid_argument("DEMCMC: the snooker probability must be in [0, 1]");
+  accepted_last_.assign(w, 0);
+}
+
+double Demcmc::tempered(long column) const {
+  const double lp = s_.log_prior(column), ll = s_.log_likelihood(column);
+  if (!(lp > -kInf) || !(ll > -kInf) || std::isnan(lp + ll)) return -kInf;
+  return lp + ll / settings_.temperatures[column / walkers_per_temperature_];
 }
 
 void Demcmc::update_half(int half) {
-  const long d = walkers_.rows(), w = walkers_.cols(), n = w / 2;
-  const long first = half * n, other = (1 - half) * n;
-  const bool unit_gamma = settings_.gamma_one_every > 0 && (generation_ + 1) % settings_.gamma_one_every == 0;
+  const long d = s_.walkers.rows(), w = walkers_per_temperature_, n = w / 2, levels = num_temperatures();
+  const bool unit_gamma = settings_.gamma_one_every > 0 && (s_.generation + 1) % settings_.gamma_one_every == 0;
   const double gamma = unit_gamma ? 1.0 : settings_.gamma_scale / std::sqrt(2.0 * d);
-  // Per-parameter scale of the other half, for the jitter e.
-  const Eigen::MatrixXd others = walkers_.middleCols(other, n);
-  const Eigen::VectorXd mean = others.rowwise().mean();
-  const Eigen::VectorXd spread = ((others.colwise() - mean).array().square().rowwise().sum() / (n - 1)).sqrt();
-  Eigen::MatrixXd proposals(d, n);
   // The generation counter of the random streams: 2 per generation (one per half).
-  const std::uint64_t g = 2 * static_cast<std::uint64_t>(generation_) + half;
-  for (long k = 0; k < n; ++k) {
-    const std::uint64_t walker = first + k;
-    const long a = static_cast<long>(random_.below(n, RandomPurpose::kPartnerA, walker, g, 0));
-    long b = static_cast<long>(random_.below(n - 1, RandomPurpose::kPartnerB, walker, g, 0));
-    if (b >= a) ++b;  // a != b, both uniform over the other half
-    for (long p = 0; p < d; ++p) {
-      const double e = settings_.jitter * spread(p) * random_.normal(RandomPurpose::kJitter, walker, g, p);
-      proposals(p, k) = walkers_(p, first + k) + gamma * (walkers_(p, other + a) - walkers_(p, other + b)) + e;
+  const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
+  Eigen::MatrixXd proposals(d, levels * n);
+  Eigen::VectorXd log_jacobian = Eigen::VectorXd::Zero(levels * n);
+  for (long level = 0; level < levels; ++level) {
+    const long first = level * w + half * n, other = level * w + (1 - half) * n;
+    // Per-parameter scale of the other half, for the jitter e.
+    const Eigen::MatrixXd others = s_.walkers.middleCols(other, n);
+    const Eigen::VectorXd mean = others.rowwise().mean();
+    const Eigen::VectorXd spread = ((others.colwise() - mean).array().square().rowwise().sum() / (n - 1)).sqrt();
+    for (long k = 0; k < n; ++k) {
+      const std::uint64_t walker = first + k;
+      const long column = level * n + k;
+      const auto x = s_.walkers.col(first + k);
+      if (settings_.snooker > 0 && random_.uniform(RandomPurpose::kMove, walker, g, 0) < settings_.snooker) {
+        // Snooker: z, z1, z2 distinct members of the other half; move along the line x - z by the
+        // difference of the projections of z1 and z2 onto it.
+        const long z = static_cast<long>(random_.below(n, RandomPurpose::kPartnerZ, walker, g, 0));
+        long z1 = static_cast<long>(random_.below(n - 1, RandomPurpose::kPartnerA, walker, g, 0));
+        if (z1 >= z) ++z1;
+        long z2 = static_cast<long>(random_.below(n - 2, RandomPurpose::kPartnerB, walker, g, 0));
+        const long lo = std::min(z, z1), hi = std::max(z, z1);
+        if (z2 >= lo) ++z2;
+        if (z2 >= hi) ++z2;
+        const Eigen::VectorXd from_z = x - s_.walkers.col(other + z);
+        const double norm = from_z.norm();
+        if (!(norm > 0)) {
+          proposals.col(column) = x;  // a null move
+          continue;
+        }
+        const Eigen::VectorXd u = from_z / norm;
+        const double gamma_s = 1.2 + random_.uniform(RandomPurpose::kMove, walker, g, 1);  // U(1.2, 2.2)
+        const double projection = (s_.walkers.col(other + z1) - s_.walkers.col(other + z2)).dot(u);
+        proposals.col(column) = x + gamma_s * projection * u;
+        const double new_norm = (proposals.col(column) - s_.walkers.col(other + z)).norm();
+        log_jacobian(column) = (d - 1) * std::log(new_norm / norm);
+        continue;
+      }
+      const long a = static_cast<long>(random_.below(n, RandomPurpose::kPartnerA, walker, g, 0));
+      long b = static_cast<long>(random_.below(n - 1, RandomPurpose::kPartnerB, walker, g, 0));
+      if (b >= a) ++b;  // a != b, both uniform over the other half
+      for (long p = 0; p < d; ++p) {
+        const double e = settings_.jitter * spread(p) * random_.normal(RandomPurpose::kJitter, walker, g, p);
+        proposals(p, column) = x(p) + gamma * (s_.walkers(p, other + a) - s_.walkers(p, other + b)) + e;
+      }
     }
   }
-  Eigen::VectorXd proposed;
-  std::vector<int> proposed_status(n, 0);
-  f_(proposals, proposed, proposed_status);
-  for (long k = 0; k < n; ++k) {
-    const long i = first + k;
-    const double u = random_.uniform(RandomPurpose::kAccept, i, g, 0);
-    const double delta = proposed(k) - log_density_(i);
-    // -inf proposals are never accepted; NaN is treated as -inf (it never should come back).
-    if (std::isfinite(proposed(k)) && (delta >= 0 || std::log(u) < delta)) {
-      walkers_.col(i) = proposals.col(k);
-      log_density_(i) = proposed(k);
-      status_[i] = proposed_status[k];
-      ++accepted_[i];
+  Eigen::VectorXd proposed_prior, proposed_likelihood;
+  std::vector<int> proposed_status(levels * n, 0);
+  f_(proposals, proposed_prior, proposed_likelihood, proposed_status);
+  if (proposed_prior.size() != levels * n || proposed_likelihood.size() != levels * n)
+    throw std::logic_error("log-density returned the wrong number of values");
+  for (long level = 0; level < levels; ++level) {
+    const double beta = 1.0 / settings_.temperatures[level];
+    for (long k = 0; k < n; ++k) {
+      const long i = level * w + half * n + k, column = level * n + k;
+      const double lp = proposed_prior(column), ll = proposed_likelihood(column);
+      const double target = (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
+      const double current = tempered(i);
+      const double u = random_.uniform(RandomPurpose::kAccept, i, g, 0);
+      // -inf (and NaN) proposals are never accepted; a walker at -inf takes any finite proposal.
+      bool accept = false;
+      if (target > -kInf) {
+        const double delta = target - current + log_jacobian(column);
+        accept = !(current > -kInf) || delta >= 0 || std::log(u) < delta;
+      }
+      if (level == 0) accepted_last_[half * n + k] = accept;
+      if (accept) {
+        s_.walkers.col(i) = proposals.col(column);
+        s_.log_prior(i) = lp;
+        s_.log_likelihood(i) = ll;
+        s_.status[i] = proposed_status[column];
+        ++s_.accepted[i];
+      }
     }
   }
 }
@@ -60,25 +145,50 @@ void Demcmc::update_half(int half) {
 void Demcmc::step() {
   update_half(0);
   update_half(1);
-  ++generation_;
+  // Temperature swaps, from the hottest pair down, so a state can travel to T = 1 in one sweep.
+  const long w = walkers_per_temperature_;
+  const std::uint64_t g = static_cast<std::uint64_t>(s_.generation);
+  std::vector<long> order(w);
+  for (int level = num_temperatures() - 1; level >= 1; --level) {
+    std::iota(order.begin(), order.end(), 0L);
+    for (long k = w - 1; k > 0; --k) {  // Fisher-Yates
+      const long j = static_cast<long>(random_.below(k + 1, RandomPurpose::kSwapOrder, level, g, k));
+      std::swap(order[k], order[j]);
+    }
+    const double dbeta = 1.0 / settings_.temperatures[level - 1] - 1.0 / settings_.temperatures[level];
+    for (long k = 0; k < w; ++k) {
+      const long hot = level * w + k, cold = (level - 1) * w + order[k];
+      const double lh = s_.log_likelihood(hot), lc = s_.log_likelihood(cold);
+      if (!(lh > -kInf) || !(lc > -kInf)) continue;
+      const double u = random_.uniform(RandomPurpose::kSwap, hot, g, 0);
+      if (std::log(u) < dbeta * (lh - lc)) {
+        s_.walkers.col(hot).swap(s_.walkers.col(cold));
+        std::swap(s_.log_prior(hot), s_.log_prior(cold));
+        std::swap(s_.log_likelihood(hot), s_.log_likelihood(cold));
+        std::swap(s_.status[hot], s_.status[cold]);
+        ++s_.swaps_accepted[level - 1];
+      }
+    }
+  }
+  ++s_.generation;
+}
+
+Eigen::VectorXd Demcmc::log_posterior() const {
+  Eigen::VectorXd out(walkers_per_temperature_);
+  for (long k = 0; k < walkers_per_temperature_; ++k) out(k) = tempered(k);
+  return out;
 }
 
 double Demcmc::acceptance_fraction() const {
-  if (generation_ == 0) return 0.0;
+  if (s_.generation == 0) return 0.0;
   long total = 0;
-  for (long a : accepted_) total += a;
-  return static_cast<double>(total) / (static_cast<double>(generation_) * accepted_.size());
+  for (long k = 0; k < walkers_per_temperature_; ++k) total += s_.accepted[k];
+  return static_cast<double>(total) / (static_cast<double>(s_.generation) * walkers_per_temperature_);
 }
 
-void Demcmc::restore(const Eigen::MatrixXd& walkers, const Eigen::VectorXd& log_density, const std::vector<int>& status,
-                     const std::vector<long>& accepted, long generation) {
-  if (walkers.rows() != walkers_.rows() || walkers.cols() != walkers_.cols())
-    throw std::invalid_argument("restore: walker matrix of the wrong shape");
-  walkers_ = walkers;
-  log_density_ = log_density;
-  status_ = status;
-  accepted_ = accepted;
-  generation_ = generation;
+double Demcmc::swap_fraction(int pair) const {
+  if (s_.generation == 0) return 0.0;
+  return static_cast<double>(s_.swaps_accepted[pair]) / (static_cast<double>(s_.generation) * walkers_per_temperature_);
 }
 
 }  // namespace swarmfit

@@ -121,15 +121,28 @@ double ess_of(const Chains& chains) {
     acov /= m;
     return 1.0 - (w - acov) / var_plus;
   };
-  // Sum of pairs P_k = rho_2k + rho_2k+1 while positive, made monotone.
-  double tau = -1.0, previous = HUGE_VAL;
-  for (std::size_t k = 0; 2 * k + 1 < n; ++k) {
-    double pair = rho(2 * k) + rho(2 * k + 1);
-    if (pair < 0) break;
-    pair = std::min(pair, previous);
-    previous = pair;
-    tau += 2.0 * pair;
+  // Geyer's initial positive sequence: pairs rho_t+1 + rho_t+2 kept while positive (rho_0 = 1),
+  // made monotone, plus the last positive even term, as Stan's and ArviZ's estimators do.
+  std::vector<double> r(n, 0.0);
+  r[0] = 1.0;
+  double even = 1.0, odd = n > 1 ? rho(1) : 0.0;
+  if (n > 1) r[1] = odd;
+  std::size_t t = 1;
+  while (t + 3 < n && even + odd > 0) {
+    even = rho(t + 1);
+    odd = rho(t + 2);
+    if (even + odd >= 0) {
+      r[t + 1] = even;
+      r[t + 2] = odd;
+    }
+    t += 2;
   }
+  const long max_t = static_cast<long>(t) - 2;  // the last index summed twice (-1: none)
+  if (even > 0) r[max_t + 1] = even;
+  for (long k = 1; k <= max_t - 2; k += 2)  // Geyer's initial monotone sequence
+    if (r[k + 1] + r[k + 2] > r[k - 1] + r[k]) r[k + 1] = r[k + 2] = 0.5 * (r[k - 1] + r[k]);
+  double tau = -1.0 + r[max_t + 1];
+  for (long k = 0; k <= max_t; ++k) tau += 2.0 * r[k];
   tau = std::max(tau, 1.0 / std::log10(static_cast<double>(m * n)));  // as Stan: tau >= 1/log10(S)
   return static_cast<double>(m * n) / tau;
 }

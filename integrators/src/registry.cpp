@@ -77,6 +77,7 @@ const char* status_name(int code) {
     case kStatusStepUnderflow: return "step_underflow";
     case kStatusMissedTransit: return "missed_transit";
     case kStatusInvalidParameters: return "invalid_parameters";
+    case kStatusOutsidePrior: return "outside_prior";
     case kStatusPadding: return "padding";
     default: return "unknown";
   }

@@ -2,6 +2,7 @@
 // naming file/line/key, exit code 2 and no output file left behind; the Swarm-NG test mode
 // (--reference) passes on its own output and fails, naming the worst system, on a perturbed one.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,8 +10,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+
+#include "swarmfit/inference/run_file.hpp"
 
 namespace {
 
@@ -190,6 +194,191 @@ TEST_F(ModelCli, BadModelInputIsRefusedBeforeAnyWork) {
   write("in_extra.cfg", "[moon x]\nfile = a\n");
   expect_refused(run("data --config " + (dir_ / "in_extra.cfg").string()),
                  "in_extra.cfg:1: unknown section type 'moon'");
+}
+
+}  // namespace
+
+namespace {
+
+// `swarmfit fit` on the bundled demo data, made small.
+class FitCli : public Cli {
+ protected:
+  // The demo configuration with its data paths made absolute and `edit` applied to its text.
+  std::string fit_config(const std::function<std::string(std::string)>& edit = {}) {
+    std::ifstream in(std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo/fit.cfg");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string data = "file = " + std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo/data/";
+    for (std::size_t at; (at = text.find("file = data/")) != std::string::npos;)
+      text.replace(at, std::string("file = data/").size(), data);
+    return write("fit.cfg", edit ? edit(text) : text);
+  }
+  static std::string replace(std::string text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+  }
+  std::string small(const std::string& output) {
+    return " output=" + (dir_ / output).string() +
+           " generations=40 walkers=32 optimize=10 ess_target=0 progress=off checkpoint_seconds=1000";
+  }
+  // Runs the command in a child process and kills it with SIGKILL after `delay_ms` (if still
+  // running). Returns the exit code, or -1 when it was killed.
+  int run_and_kill(const std::vector<std::string>& args, int delay_ms, const std::string& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen("/dev/null", "w", stderr);
+      std::vector<char*> argv;
+      std::vector<std::string> copy = args;
+      argv.push_back(const_cast<char*>(SWARMFIT_BINARY));
+      for (auto& a : copy) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(SWARMFIT_BINARY, argv.data());
+      _exit(127);
+    }
+    int status = 0;
+    for (int waited = 0; waited < delay_ms; waited += 5) {
+      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+      usleep(5000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  static void expect_same_chain(const swarmfit::RunRecord& a, const swarmfit::RunRecord& b) {
+    EXPECT_EQ(a.chain.generation, b.chain.generation);
+    EXPECT_TRUE(a.chain.parameters == b.chain.parameters);
+    EXPECT_TRUE(a.chain.log_likelihood == b.chain.log_likelihood);
+    EXPECT_TRUE(a.chain.log_prior == b.chain.log_prior);
+    EXPECT_EQ(a.chain.status, b.chain.status);
+    EXPECT_EQ(a.chain.accepted, b.chain.accepted);
+    EXPECT_EQ((a.state.walkers - b.state.walkers).cwiseAbs().maxCoeff(), 0.0);
+  }
+};
+
+TEST_F(FitCli, BadInputIsOneLineExitTwoAndNoOutput) {
+  const std::string out = small("run.h5");
+  expect_refused(
+      run("fit --config " + fit_config([](std::string t) { return replace(t, "walkers = 48", "walkers 48"); }) + out),
+      "fit.cfg:10: expected 'key = value'");
+  expect_refused(run("fit --config " +
+                     fit_config([](std::string t) { return replace(t, "uniform(9.7, 9.9)", "uniform(9.7)"); }) + out),
+                 "[priors] key 'period_b': prior 'uniform(9.7)': uniform takes 2 arguments");
+  expect_refused(run("fit --config " +
+                     fit_config([](std::string t) { return replace(t, "mass_c = uniform(0.5, 300)\n", ""); }) + out),
+                 "parameter 'mass_c' has no prior");
+  expect_refused(run("fit --config " + fit_config([](std::string t) { return t + "mass_d = uniform(1, 2)\n"; }) + out),
+                 "unknown parameter 'mass_d'");
+  expect_refused(run("fit --config " + fit_config() + out + " walkers=20"),
+                 "key 'walkers' must be even and at least 26 for 12 free parameters");
+  expect_refused(run("fit --config " + fit_config() + out + " walkers=33"), "key 'walkers' must be even");
+  expect_refused(run("fit --config " +
+                     fit_config([](std::string t) { return replace(t, "transits_c.txt", "transits_x.txt"); }) + out),
+                 "transits_x.txt");
+  expect_refused(
+      run("fit --config " +
+          fit_config([](std::string t) { return replace(t, "uniform(9.7, 9.9)", "uniform(9.85, 9.9)"); }) + out),
+      "the configuration's value of period_b (9.800000) is outside its prior");
+  expect_refused(run("fit --config " + fit_config() + out + " init=random"), "key 'init' expected guess or prior");
+  expect_refused(run("fit --config " + fit_config() + out + " output=" + (dir_ / "no/such/run.h5").string()),
+                 "does not exist");
+  write("in_existing.h5", "x");
+  expect_refused(run("fit --config " + fit_config() + out + " output=" + (dir_ / "in_existing.h5").string()),
+                 "exists (use --resume");
+}
+
+// Killed with SIGKILL at random moments and resumed each time, a run ends with the chain of an
+// uninterrupted run with the same seed, bitwise; the run file is readable after every kill.
+TEST_F(FitCli, KilledAtRandomAndResumedGivesTheSameChain) {
+  const std::string config = fit_config();
+  const std::string length = " generations=150 checkpoint_every=3";
+  const Result reference = run("fit --config " + config + small("reference.h5") + length);
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  const swarmfit::RunRecord expected = swarmfit::read_run((dir_ / "reference.h5").string());
+  ASSERT_EQ(expected.state.generation, 150);
+
+  const std::string path = (dir_ / "killed.h5").string();
+  std::vector<std::string> args = {"fit", "--config", config, "--resume"};
+  std::istringstream words(small("killed.h5") + length);
+  for (std::string w; words >> w;) args.push_back(w);
+  swarmfit::CounterRandom random(20261122);
+  int kills = 0, resumed = 0, code = -1;
+  for (int attempt = 0; attempt < 200 && code != 0; ++attempt) {
+    const int delay = 30 + static_cast<int>(random.below(300, swarmfit::RandomPurpose::kTest, attempt, 0, 0));
+    const std::string log = (dir_ / ("attempt" + std::to_string(attempt) + ".log")).string();
+    code = run_and_kill(args, delay, log);
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    resumed += text.find("resumed at generation") != std::string::npos;
+    if (code == -1) {
+      ++kills;
+      if (fs::exists(path)) EXPECT_NO_THROW(swarmfit::read_run(path)) << "unreadable after kill " << kills;
+    } else {
+      ASSERT_EQ(code, 0) << text;
+    }
+  }
+  ASSERT_EQ(code, 0);
+  EXPECT_GE(kills, 3);
+  EXPECT_GE(resumed, 2);
+  expect_same_chain(expected, swarmfit::read_run(path));
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".partial."), std::string::npos) << "left behind: " << entry.path();
+}
+
+// The same seed gives the same chain with 1 and 2 threads; SIGTERM saves the state and exits
+// 143, and --resume finishes it identically.
+TEST_F(FitCli, SameChainWithOneAndTwoThreadsAndAfterSigterm) {
+  const std::string config = fit_config();
+  ASSERT_EQ(run("fit --config " + config + small("one.h5") + " threads=1").exit_code, 0);
+  ASSERT_EQ(run("fit --config " + config + small("two.h5") + " threads=2").exit_code, 0);
+  expect_same_chain(swarmfit::read_run((dir_ / "one.h5").string()), swarmfit::read_run((dir_ / "two.h5").string()));
+
+  std::vector<std::string> args = {"fit", "--config", config};
+  std::istringstream words(small("term.h5") + " generations=100000");
+  for (std::string w; words >> w;) args.push_back(w);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen((dir_ / "term.log").c_str(), "w", stdout);
+    std::vector<char*> argv = {const_cast<char*>(SWARMFIT_BINARY)};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(SWARMFIT_BINARY, argv.data());
+    _exit(127);
+  }
+  usleep(1500000);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  const swarmfit::RunRecord saved = swarmfit::read_run((dir_ / "term.h5").string());
+  EXPECT_GT(saved.state.generation, 0);
+  EXPECT_EQ(saved.chain.num_draws(), saved.state.generation);
+}
+
+// The run file as users read it: h5py and ArviZ (whose R-hat and ESS must equal swarmfit's).
+TEST_F(FitCli, RunFileLoadsInH5pyAndArvizWithTheSameDiagnostics) {
+  const std::string config = fit_config();
+  const Result r = run("fit --config " + config + small("run.h5") + " generations=120");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("period_b"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mass_jupiter_c"), std::string::npos) << r.out;
+  const std::string command = "python3 " + std::string(SWARMFIT_SOURCE_DIR) + "/tests/python/check_run_file.py " +
+                              (dir_ / "run.h5").string() + " " + (dir_ / "run_summary.csv").string() + " > " +
+                              (dir_ / "python.log").string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(dir_ / "python.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << log;
+  EXPECT_EQ(status, 0) << log;
+  const Result plot = run("plot " + (dir_ / "run.h5").string() + " --output " + (dir_ / "plots").string());
+  EXPECT_EQ(plot.exit_code, 0) << plot.err;
+  for (const char* png : {"rv.png", "ttv_b.png", "ttv_c.png", "corner.png", "trace.png"})
+    EXPECT_GT(fs::exists(dir_ / "plots" / png) ? fs::file_size(dir_ / "plots" / png) : 0, 10000u) << png;
+  const Result summary = run("summary " + (dir_ / "run.h5").string());
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("acceptance after the burn-in"), std::string::npos) << summary.out;
 }
 
 }  // namespace

@@ -25,14 +25,16 @@ struct Gaussian {
     precision = cov.inverse();
   }
   BatchedLogDensity density() const {
-    return [this](const Eigen::MatrixXd& x, Eigen::VectorXd& logp, std::vector<int>& status) {
-      logp.resize(x.cols());
-      status.assign(x.cols(), 0);
-      for (long k = 0; k < x.cols(); ++k) {
-        const Eigen::VectorXd r = x.col(k) - mean;
-        logp(k) = -0.5 * r.dot(precision * r);
-      }
-    };
+    return
+        [this](const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& logp, std::vector<int>& status) {
+          log_prior = Eigen::VectorXd::Zero(x.cols());
+          logp.resize(x.cols());
+          status.assign(x.cols(), 0);
+          for (long k = 0; k < x.cols(); ++k) {
+            const Eigen::VectorXd r = x.col(k) - mean;
+            logp(k) = -0.5 * r.dot(precision * r);
+          }
+        };
   }
 };
 
@@ -120,20 +122,21 @@ TEST(Demcmc, SameSeedSameChainAndRestoreContinuesExactly) {
   }
   EXPECT_EQ((a.walkers() - b.walkers()).cwiseAbs().maxCoeff(), 0.0);
   // A fresh sampler restored from a's state continues as a does (no hidden generator state).
-  Demcmc c(start(target.d, 24, 99), target.density(), settings);
-  c.restore(a.walkers(), a.log_density(), a.status(), a.accepted(), a.generation());
+  Demcmc c(a.state(), target.density(), settings);
   for (int g = 0; g < 30; ++g) {
     a.step();
     c.step();
   }
   EXPECT_EQ((a.walkers() - c.walkers()).cwiseAbs().maxCoeff(), 0.0);
-  EXPECT_EQ(a.accepted(), c.accepted());
+  EXPECT_EQ(a.state().accepted, c.state().accepted);
 }
 
 TEST(Demcmc, ImpossibleProposalsAreNeverAccepted) {
   // A box prior: -inf outside [0, 1]^d; every walker must stay inside.
   const int d = 3;
-  BatchedLogDensity box = [](const Eigen::MatrixXd& x, Eigen::VectorXd& logp, std::vector<int>& status) {
+  BatchedLogDensity box = [](const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& logp,
+                             std::vector<int>& status) {
+    log_prior = Eigen::VectorXd::Zero(x.cols());
     logp.resize(x.cols());
     status.assign(x.cols(), 0);
     for (long k = 0; k < x.cols(); ++k) {
@@ -147,7 +150,7 @@ TEST(Demcmc, ImpossibleProposalsAreNeverAccepted) {
   for (int g = 0; g < 500; ++g) sampler.step();
   EXPECT_GE(sampler.walkers().minCoeff(), 0.0);
   EXPECT_LE(sampler.walkers().maxCoeff(), 1.0);
-  for (int s : sampler.status()) EXPECT_EQ(s, 0);
+  for (int s : sampler.state().status) EXPECT_EQ(s, 0);
 }
 
 TEST(Demcmc, RefusesTooFewWalkers) {
@@ -194,6 +197,127 @@ TEST(Diagnostics, RhatAndEssOnKnownChains) {
   const auto shifted = ar1_chains(4, 4000, phi, 13, 2.0 * sd);
   EXPECT_GT(convergence_diagnostics(shifted).rhat, 1.1);
   EXPECT_THROW(convergence_diagnostics({iid[0]}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace swarmfit
+
+namespace swarmfit {
+namespace {
+
+// Mean and variance of one coordinate over generations x walkers, with the Monte-Carlo error from
+// the autocorrelation time of the walker-averaged series.
+struct Moments {
+  double mean = 0, variance = 0, ess = 0;
+};
+Moments moments(Demcmc& sampler, int p, int generations, const std::function<double(const Eigen::VectorXd&)>& g) {
+  std::vector<double> averaged;
+  double sum = 0, sum2 = 0;
+  long n = 0;
+  for (int t = 0; t < generations; ++t) {
+    sampler.step();
+    const Eigen::MatrixXd x = sampler.walkers();
+    double a = 0;
+    for (long w = 0; w < x.cols(); ++w) {
+      const double v = g(x.col(w));
+      a += v / x.cols();
+      sum += v;
+      sum2 += v * v;
+      ++n;
+    }
+    averaged.push_back(a);
+  }
+  (void)p;
+  Moments m;
+  m.mean = sum / n;
+  m.variance = sum2 / n - m.mean * m.mean;
+  m.ess = static_cast<double>(n) / integrated_autocorrelation_time(averaged);
+  return m;
+}
+
+BatchedLogDensity likelihood_only(std::function<double(const Eigen::VectorXd&)> f) {
+  return [f](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll, std::vector<int>& status) {
+    lp = Eigen::VectorXd::Zero(x.cols());
+    ll.resize(x.cols());
+    status.assign(x.cols(), 0);
+    for (long k = 0; k < x.cols(); ++k) ll(k) = f(x.col(k));
+  };
+}
+
+// Haario et al. (1999)'s twisted Gaussian: x ~ N(0, diag(100, 1)), y2 = x2 + b (x1^2 - 100); with
+// b = 0.03: E y = 0, var y1 = 100, var y2 = 1 + 2 (100 b)^2 = 19, cov(y1, y2) = 0.
+TEST(Demcmc, BananaMomentsWithSnookerMoves) {
+  const double b = 0.03;
+  auto banana = [b](const Eigen::VectorXd& y) {
+    const double x2 = y(1) - b * (y(0) * y(0) - 100);
+    return -0.5 * (y(0) * y(0) / 100 + x2 * x2);
+  };
+  DemcmcSettings settings;
+  settings.seed = 77;
+  settings.snooker = 0.2;
+  Demcmc sampler(start(2, 32, 5), likelihood_only(banana), settings);
+  for (int g = 0; g < 2000; ++g) sampler.step();
+  const int kept = 30000;
+  const Moments y1 = moments(sampler, 0, kept, [](const Eigen::VectorXd& y) { return y(0); });
+  const Moments y2 = moments(sampler, 1, kept, [](const Eigen::VectorXd& y) { return y(1); });
+  ASSERT_GT(y1.ess, 1000);
+  ASSERT_GT(y2.ess, 1000);
+  EXPECT_NEAR(y1.mean, 0.0, 4 * std::sqrt(100 / y1.ess));
+  EXPECT_NEAR(y2.mean, 0.0, 4 * std::sqrt(19 / y2.ess));
+  // var of a variance estimate ~ 2 s^4 / ess for a Gaussian; y2 is skewed, so 6 sigma.
+  EXPECT_NEAR(y1.variance, 100.0, 4 * 100 * std::sqrt(2 / y1.ess));
+  EXPECT_NEAR(y2.variance, 19.0, 6 * 19 * std::sqrt(2 / y2.ess));
+}
+
+// The snooker move's (|x* - z| / |x - z|)^(d-1) factor matters: on the correlated 10-d Gaussian
+// with most moves snooker moves, the variances are right (a missing factor shrinks them).
+TEST(Demcmc, SnookerMovesKeepTheCorrelatedGaussian) {
+  const Gaussian target;
+  DemcmcSettings settings;
+  settings.seed = 123;
+  settings.snooker = 0.5;
+  Demcmc sampler(start(target.d, 40, 9), target.density(), settings);
+  for (int g = 0; g < 1500; ++g) sampler.step();
+  for (int p : {0, 9}) {
+    const Moments m = moments(sampler, p, 6000, [p](const Eigen::VectorXd& x) { return x(p); });
+    const double var = target.cov(p, p);
+    EXPECT_NEAR(m.mean, target.mean(p), 4.5 * std::sqrt(var / m.ess)) << p;
+    EXPECT_NEAR(m.variance, var, 4.5 * var * std::sqrt(2 / m.ess)) << p;
+  }
+}
+
+// Two well-separated modes, N(-4, 0.3^2) with weight 0.3 and N(+4, 0.3^2) with weight 0.7 (in
+// each of 2 coordinates' first). Walkers start in the small mode only; with parallel tempering
+// the T = 1 walkers find both with the right weights; without, none leaves (the control that
+// shows the test can fail).
+TEST(Demcmc, TemperingFindsBothModesWithTheirWeights) {
+  auto bimodal = [](const Eigen::VectorXd& x) {
+    const double s = 0.3, w1 = 0.3, w2 = 0.7;
+    const double a = std::log(w1) - 0.5 * std::pow((x(0) + 4) / s, 2),
+                 c = std::log(w2) - 0.5 * std::pow((x(0) - 4) / s, 2);
+    return std::max(a, c) + std::log1p(std::exp(-std::fabs(a - c))) - 0.5 * x(1) * x(1);
+  };
+  auto initial = [](int columns) {
+    Eigen::MatrixXd x = 0.1 * start(2, columns, 4);
+    x.row(0).array() -= 4.0;
+    return x;
+  };
+  const int walkers = 16;
+  DemcmcSettings settings;
+  settings.seed = 2024;
+  settings.temperatures = {1, 2.5, 6.3, 16, 40, 100, 250, 630};
+  Demcmc tempered(initial(walkers * 8), likelihood_only(bimodal), settings);
+  for (int g = 0; g < 1000; ++g) tempered.step();
+  const Moments upper = moments(tempered, 0, 20000, [](const Eigen::VectorXd& x) { return x(0) > 0 ? 1.0 : 0.0; });
+  ASSERT_GT(upper.ess, 500);
+  EXPECT_NEAR(upper.mean, 0.7, 4.5 * std::sqrt(0.21 / upper.ess));
+  for (int pair = 0; pair < 7; ++pair) EXPECT_GT(tempered.swap_fraction(pair), 0.05) << pair;
+
+  DemcmcSettings single = settings;
+  single.temperatures = {1};
+  Demcmc stuck(initial(walkers), likelihood_only(bimodal), single);
+  const Moments none = moments(stuck, 0, 5000, [](const Eigen::VectorXd& x) { return x(0) > 0 ? 1.0 : 0.0; });
+  EXPECT_LT(none.mean, 0.05);
 }
 
 }  // namespace

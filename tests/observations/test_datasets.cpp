@@ -84,7 +84,7 @@ class DatasetConfig : public ::testing::TestWithParam<Expected> {};
 TEST_P(DatasetConfig, ReadsWithTheDocumentedCounts) {
   if (!shared_data_present()) GTEST_SKIP() << "../shared/data is absent";
   const Expected& e = GetParam();
-  const app::ModelConfig c = app::load_model_config(config_path(e.config), {}, true);
+  const app::ModelConfig c = app::load_model_config(config_path(e.config), {}, app::ConfigUse::kDataOnly);
   std::map<std::string, int> rv, transits;
   for (const auto& o : c.data.rv) ++rv[c.data.instruments[o.instrument]];
   for (const auto& o : c.data.transits) ++transits[c.data.planets[o.planet]];
@@ -176,7 +176,7 @@ class Breaker {
   const Source& source() const { return source_; }
   // Physical line (1-based) of the first data row: the first line the reader keeps.
   int first_row_line() const {
-    const app::ModelConfig c = app::load_model_config(config_path(name_.c_str()), {}, true);
+    const app::ModelConfig c = app::load_model_config(config_path(name_.c_str()), {}, app::ConfigUse::kDataOnly);
     int best = 1 << 30;
     for (const auto& o : c.data.rv)
       if (o.origin.rfind(source_.file + ":", 0) == 0)
@@ -232,7 +232,7 @@ class Breaker {
 
 std::string error_of(const std::string& config) {
   try {
-    app::load_model_config(config, {}, true);
+    app::load_model_config(config, {}, app::ConfigUse::kDataOnly);
   } catch (const InputError& e) {
     return e.what();
   }

@@ -4,6 +4,13 @@
 // Gaussian. The walkers are updated in two halves, each proposing only from the other, fixed
 // half (as emcee's red-blue moves, Foreman-Mackey et al. 2013): a whole half is one batched
 // log-density call and detailed balance holds for each half update.
+// Options: the DE-snooker move (ter Braak & Vrugt 2008, Stat. Comput. 18, 435, eq. 3 and the
+// (|x* - z| / |x - z|)^(d-1) factor of its acceptance ratio), with the snooker points drawn from
+// the other half; parallel tempering (Swendsen & Wang 1986; Earl & Deem 2005) with a ladder of
+// temperatures T_k whose walkers target prior x L^(1/T_k): every temperature's half goes into the
+// same batched call, and after each generation adjacent temperatures swap walkers with
+// probability min(1, exp((1/T_k - 1/T_{k+1}) (lnL_{k+1} - lnL_k))) (Vousden et al. 2016's
+// pairing: a random permutation of the hotter level against the colder).
 // Knows nothing about planets: a batched log-density in, a chain out (design/ARCHITECTURE.md).
 #pragma once
 
@@ -16,49 +23,66 @@
 
 namespace swarmfit {
 
-// Columns of `params` (d x n) in, one log-density per column out (-inf where impossible). The
-// status vector carries a reason code per column (0 = ok), passed through to the chain.
-using BatchedLogDensity =
-    std::function<void(const Eigen::MatrixXd& params, Eigen::VectorXd& log_density, std::vector<int>& status)>;
+// Columns of `params` (d x n) in; per column the log prior and the log-likelihood out (-inf where
+// impossible; the likelihood need not be evaluated where the prior is -inf) and a status code
+// (0 = ok) passed through to the chain.
+using BatchedLogDensity = std::function<void(const Eigen::MatrixXd& params, Eigen::VectorXd& log_prior,
+                                             Eigen::VectorXd& log_likelihood, std::vector<int>& status)>;
 
 struct DemcmcSettings {
   std::uint64_t seed = 1;
   double gamma_scale = 2.38;  // gamma = gamma_scale / sqrt(2 d)
   int gamma_one_every = 10;   // every this many generations gamma = 1 (0: never)
   double jitter = 1e-6;       // e ~ N(0, (jitter * scale_k)^2) per parameter, scale from the other half's spread
+  double snooker = 0.0;       // probability that a walker's move is a snooker move
+  std::vector<double> temperatures = {1.0};  // ladder, increasing from 1
+};
+
+// The complete state of a sampler: with the settings and the seed, everything needed to go on.
+struct DemcmcState {
+  Eigen::MatrixXd walkers;  // d x (K W): temperature k's walkers are columns k W .. k W + W - 1
+  Eigen::VectorXd log_prior, log_likelihood;
+  std::vector<int> status;
+  std::vector<long> accepted;        // accepted proposals per column since the start
+  std::vector<long> swaps_accepted;  // per adjacent pair of temperatures (K - 1)
+  long generation = 0;
 };
 
 class Demcmc {
  public:
-  // initial: d x W starting walkers, W even and >= 2 d + 2 (each half needs two partners).
+  // initial: d x (K W) starting walkers (K temperatures), W even and >= 2 d + 2 (each half needs
+  // two partners; three with snooker moves).
   Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings);
+  // Continues from a saved state (no evaluation of the log-density).
+  Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings);
 
-  // One generation: the first half proposes from the second, then the second from the first.
+  // One generation: the first half proposes from the second, then the second from the first, at
+  // every temperature; then the temperature swaps.
   void step();
 
-  long generation() const { return generation_; }
-  const Eigen::MatrixXd& walkers() const { return walkers_; }
-  const Eigen::VectorXd& log_density() const { return log_density_; }
-  const std::vector<int>& status() const { return status_; }
-  // Accepted proposals per walker since the start.
-  const std::vector<long>& accepted() const { return accepted_; }
-  double acceptance_fraction() const;
-
-  // Restores a state saved from walkers(), log_density(), status(), accepted() and generation().
-  void restore(const Eigen::MatrixXd& walkers, const Eigen::VectorXd& log_density, const std::vector<int>& status,
-               const std::vector<long>& accepted, long generation);
+  const DemcmcState& state() const { return s_; }
+  long generation() const { return s_.generation; }
+  int num_walkers() const { return walkers_per_temperature_; }  // W
+  int num_temperatures() const { return static_cast<int>(settings_.temperatures.size()); }
+  // The T = 1 walkers (d x W), their log posterior (prior + likelihood) and what the latest
+  // generation accepted.
+  Eigen::MatrixXd walkers() const { return s_.walkers.leftCols(walkers_per_temperature_); }
+  Eigen::VectorXd log_posterior() const;
+  const std::vector<unsigned char>& accepted_last() const { return accepted_last_; }
+  double acceptance_fraction() const;  // at T = 1, since the start
+  double swap_fraction(int pair) const;
 
  private:
+  void check();
   void update_half(int half);
+  double tempered(long column) const;
 
   BatchedLogDensity f_;
   DemcmcSettings settings_;
   CounterRandom random_;
-  Eigen::MatrixXd walkers_;
-  Eigen::VectorXd log_density_;
-  std::vector<int> status_;
-  std::vector<long> accepted_;
-  long generation_ = 0;
+  DemcmcState s_;
+  int walkers_per_temperature_ = 0;
+  std::vector<unsigned char> accepted_last_;
 };
 
 }  // namespace swarmfit

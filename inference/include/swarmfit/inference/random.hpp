@@ -13,12 +13,18 @@ namespace swarmfit {
 
 // What a random number is for: separate streams that never collide.
 enum class RandomPurpose : std::uint64_t {
-  kPartnerA = 1,  // DE: first partner walker
-  kPartnerB = 2,  // DE: second partner walker
-  kJitter = 3,    // DE: the small Gaussian added to the difference vector
-  kAccept = 4,    // Metropolis acceptance
-  kInitial = 5,   // initial walkers
-  kTest = 100,    // tests
+  kPartnerA = 1,     // DE: first partner walker
+  kPartnerB = 2,     // DE: second partner walker
+  kJitter = 3,       // DE: the small Gaussian added to the difference vector
+  kAccept = 4,       // Metropolis acceptance
+  kInitial = 5,      // initial walkers
+  kMove = 6,         // DE: which move (differential or snooker) and the snooker gamma
+  kPartnerZ = 7,     // DE-snooker: the point z
+  kSwapOrder = 8,    // tempering: the permutation pairing two temperatures
+  kSwap = 9,         // tempering: swap acceptance
+  kOptimize = 10,    // differential-evolution optimisation
+  kPredictive = 11,  // posterior draws kept for plots
+  kTest = 100,       // tests
 };
 
 class CounterRandom {

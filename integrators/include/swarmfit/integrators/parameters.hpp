@@ -15,6 +15,7 @@ enum StatusCode : int {
   kStatusStepUnderflow = 7,      // an adaptive step too small to advance the time, zero or NaN
   kStatusMissedTransit = 8,      // an observed transit has no model transit (no conjunction, or not across the star)
   kStatusInvalidParameters = 9,  // the parameters give no bound orbit (e >= 1, mass <= 0, ...); not integrated
+  kStatusOutsidePrior = 10,      // a fit's proposal outside its prior's support; not integrated
   kStatusPadding = -1,           // an unused slot of the last chunk; never integrated
 };
 

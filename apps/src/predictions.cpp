@@ -1,0 +1,69 @@
+#include "predictions.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace swarmfit::app {
+
+Predictions predict(const ModelConfig& c, const std::vector<double>& params, long count, double grid_step) {
+  const PlanetaryModel& model = *c.model;
+  Predictions out;
+  out.count = count;
+  double min_period = 1e300;
+  for (int p = 0; p < model.num_planets(); ++p)
+    min_period = std::min(min_period, c.values[model.planet_parameter(p, 0)]);
+  if (grid_step <= 0) grid_step = min_period / 50.0;
+  const double t0 = c.data.first_time() - 0.05 * (c.data.last_time() - c.data.first_time());
+  const double start = std::max(model.options().reference_epoch + grid_step, t0);
+  const double stop = c.data.last_time() + 0.05 * (c.data.last_time() - c.data.first_time()) + grid_step;
+  for (double t = start; t <= stop && out.grid.size() < 2000000; t += grid_step) out.grid.push_back(t);
+
+  LikelihoodSettings settings = c.likelihood;
+  settings.extra_time = stop - c.data.last_time();
+  const LikelihoodProblem problem(c.data, model, settings, c.values);
+  out.time_step = problem.time_step();
+  out.log_likelihood.resize(count);
+  out.status.resize(count);
+  ModelCurves curves;
+  problem.evaluate(params.data(), count, out.log_likelihood.data(), out.status.data(), &curves);
+  std::vector<int> grid_status;
+  problem.rv_curve(params.data(), count, out.grid, out.rv_curve, grid_status);
+
+  const int np = model.num_parameters();
+  const Dataset& d = problem.data();
+  const int nrv = static_cast<int>(d.rv.size()), ni = static_cast<int>(d.instruments.size());
+  out.offsets.resize(static_cast<std::size_t>(count) * ni);
+  out.rv_model.resize(static_cast<std::size_t>(count) * nrv);
+  for (long s = 0; s < count && nrv > 0; ++s) {
+    // Offsets: the parameters, or (marginalised) the weighted mean residual per instrument.
+    for (int j = 0; j < ni; ++j) {
+      double offset = params[s * np + model.offset_parameter(j)];
+      if (settings.marginalize_offsets) {
+        double sw = 0, swr = 0;
+        const double jitter = params[s * np + model.jitter_parameter(j)];
+        for (int k = 0; k < nrv; ++k)
+          if (d.rv[k].instrument == j) {
+            const double w = 1 / (d.rv[k].error * d.rv[k].error + jitter * jitter);
+            sw += w;
+            swr += w * (d.rv[k].rv - curves.rv[s * nrv + k]);
+          }
+        offset = swr / sw;
+      }
+      out.offsets[s * ni + j] = offset;
+    }
+    for (int k = 0; k < nrv; ++k)
+      out.rv_model[s * nrv + k] = curves.rv[s * nrv + k] + out.offsets[s * ni + d.rv[k].instrument];
+  }
+  out.transit_rows = problem.transit_rows();
+  out.transit_model = curves.transits;
+  for (std::size_t r = 0; r < out.transit_rows.size(); ++r)
+    out.transit_planet.push_back(problem.transit_row_planet(static_cast<int>(r)));
+  for (int p = 0; p < model.num_planets(); ++p) {
+    bool observed = false;
+    for (int q : out.transit_planet) observed = observed || q == p;
+    out.ephemeris.push_back(observed ? problem.ephemeris(p) : LinearEphemeris{});
+  }
+  return out;
+}
+
+}  // namespace swarmfit::app

@@ -1,0 +1,30 @@
+// Model curves of parameter sets for output and plots (`swarmfit predict`, the predictive draws
+// of `swarmfit fit`): the star's RV on a time grid and at the data times (with each
+// instrument's offset), and the model times of the observed transits.
+#pragma once
+
+#include <vector>
+
+#include "model_config.hpp"
+
+namespace swarmfit::app {
+
+struct Predictions {
+  long count = 0;
+  double time_step = 0;                          // days, the integration step used
+  std::vector<double> grid;                      // BJD_TDB
+  std::vector<double> rv_curve;                  // [set][grid], m/s, barycentric (no offsets)
+  std::vector<double> rv_model;                  // [set][rv point], m/s, with the instrument's offset
+  std::vector<double> offsets;                   // [set][instrument] (fitted, or the marginal's optimum)
+  std::vector<double> transit_model;             // [set][transit row], BJD_TDB (NaN where missed)
+  std::vector<TransitObservation> transit_rows;  // sorted by planet (model order), then epoch
+  std::vector<int> transit_planet;               // model planet of each row
+  std::vector<LinearEphemeris> ephemeris;        // per model planet (the data's)
+  std::vector<double> log_likelihood;            // [set]
+  std::vector<int> status;                       // [set]
+};
+
+// params: count columns of model.num_parameters() values. grid_step <= 0: the shortest period / 50.
+Predictions predict(const ModelConfig& config, const std::vector<double>& params, long count, double grid_step);
+
+}  // namespace swarmfit::app

@@ -1,0 +1,67 @@
+// Small helpers over the HDF5 C API (datasets and attributes of numbers and strings) and a
+// file that appears at its path only when complete: written under a temporary name, flushed
+// to disk (fsync) and renamed (rename is atomic on POSIX), so a reader never sees it half-written
+// and a killed writer leaves the previous version intact.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+#include <vector>
+
+namespace swarmfit::h5 {
+
+void check(herr_t status, const std::string& what);
+hid_t checked(hid_t id, const std::string& what);
+
+// Closes an HDF5 object when it goes out of scope.
+class Handle {
+ public:
+  explicit Handle(hid_t id, const std::string& what = "object") : id_(checked(id, what)) {}
+  ~Handle();
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  operator hid_t() const { return id_; }
+
+ private:
+  hid_t id_;
+};
+
+void write(hid_t where, const std::string& name, const std::vector<hsize_t>& dims, const double* data);
+void write(hid_t where, const std::string& name, const std::vector<hsize_t>& dims, const int* data);
+void write(hid_t where, const std::string& name, const std::vector<hsize_t>& dims, const long* data);
+void write_strings(hid_t where, const std::string& name, const std::vector<std::string>& values);
+void attribute(hid_t where, const std::string& name, const std::string& value);
+void attribute(hid_t where, const std::string& name, double value);
+void attribute(hid_t where, const std::string& name, long value);
+void attribute(hid_t where, const std::string& name, const std::vector<double>& values);
+void attribute(hid_t where, const std::string& name, const std::vector<std::string>& values);
+
+// Readers throw std::runtime_error naming the object when it is missing or of another shape.
+std::vector<double> read_doubles(hid_t where, const std::string& name, std::vector<hsize_t>* dims = nullptr);
+std::vector<long> read_longs(hid_t where, const std::string& name, std::vector<hsize_t>* dims = nullptr);
+std::vector<int> read_ints(hid_t where, const std::string& name, std::vector<hsize_t>* dims = nullptr);
+std::vector<std::string> read_strings(hid_t where, const std::string& name);
+std::string read_string_attribute(hid_t where, const std::string& name);
+double read_double_attribute(hid_t where, const std::string& name);
+long read_long_attribute(hid_t where, const std::string& name);
+std::vector<double> read_double_attributes(hid_t where, const std::string& name);
+std::vector<std::string> read_string_attributes(hid_t where, const std::string& name);
+bool exists(hid_t where, const std::string& name);
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();  // removes the partial file unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  const std::string& partial_path() const { return partial_; }
+  // fsync the partial file, rename it to the path, fsync the folder.
+  void commit();
+
+ private:
+  std::string path_, partial_;
+  bool committed_ = false;
+};
+
+}  // namespace swarmfit::h5

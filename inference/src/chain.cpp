@@ -1,0 +1,49 @@
+#include "swarmfit/inference/chain.hpp"
+
+#include <stdexcept>
+
+namespace swarmfit {
+
+void Chain::append(const Demcmc& sampler) {
+  const Eigen::MatrixXd x = sampler.walkers();
+  if (num_draws() == 0) {
+    num_parameters = static_cast<int>(x.rows());
+    num_walkers = static_cast<int>(x.cols());
+  } else if (x.rows() != num_parameters || x.cols() != num_walkers) {
+    throw std::invalid_argument("Chain::append: the sampler's shape changed");
+  }
+  const DemcmcState& s = sampler.state();
+  for (int w = 0; w < num_walkers; ++w) {
+    for (int p = 0; p < num_parameters; ++p) parameters.push_back(x(p, w));
+    log_prior.push_back(s.log_prior(w));
+    log_likelihood.push_back(s.log_likelihood(w));
+    status.push_back(s.status[w]);
+    accepted.push_back(s.accepted[w]);
+  }
+  generation.push_back(s.generation);
+}
+
+std::vector<std::vector<double>> Chain::series(int p, long first) const {
+  std::vector<std::vector<double>> out(num_walkers);
+  for (int w = 0; w < num_walkers; ++w)
+    for (long t = first; t < num_draws(); ++t) out[w].push_back(parameter(t, w, p));
+  return out;
+}
+
+std::vector<ConvergenceDiagnostics> Chain::diagnostics(long first) const {
+  std::vector<ConvergenceDiagnostics> out;
+  for (int p = 0; p < num_parameters; ++p) out.push_back(convergence_diagnostics(series(p, first)));
+  return out;
+}
+
+std::vector<double> Chain::acceptance(long first) const {
+  std::vector<double> out(num_walkers, 0.0);
+  const long last = num_draws() - 1;
+  if (last <= first) return out;
+  const double generations = static_cast<double>(generation[last] - generation[first]);
+  for (int w = 0; w < num_walkers; ++w)
+    out[w] = (accepted[last * num_walkers + w] - accepted[first * num_walkers + w]) / generations;
+  return out;
+}
+
+}  // namespace swarmfit

@@ -1,0 +1,216 @@
+#include "swarmfit/inference/hdf5_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace swarmfit::h5 {
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw std::runtime_error("HDF5 failed: " + what);
+}
+hid_t checked(hid_t id, const std::string& what) {
+  if (id < 0) throw std::runtime_error("HDF5 failed: " + what);
+  return id;
+}
+
+Handle::~Handle() {
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: break;
+  }
+}
+
+namespace {
+
+void write_typed(hid_t where, const std::string& name, hid_t type, const std::vector<hsize_t>& dims, const void* data) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), name);
+  Handle set(H5Dcreate2(where, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), name);
+  bool empty = false;
+  for (hsize_t d : dims) empty = empty || d == 0;
+  if (!empty) check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), name);
+}
+
+hid_t string_type() {
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  return type;
+}
+
+void attribute_typed(hid_t where, const std::string& name, hid_t type, hid_t space, const void* data) {
+  if (H5Aexists(where, name.c_str()) > 0) H5Adelete(where, name.c_str());
+  Handle attr(H5Acreate2(where, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), name);
+  check(H5Awrite(attr, type, data), name);
+}
+
+template <typename T>
+std::vector<T> read_typed(hid_t where, const std::string& name, hid_t type, std::vector<hsize_t>* dims) {
+  if (!exists(where, name)) throw std::runtime_error("missing dataset '" + name + "'");
+  Handle set(H5Dopen2(where, name.c_str(), H5P_DEFAULT), name);
+  Handle space(H5Dget_space(set), name);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> shape(rank > 0 ? rank : 0);
+  if (rank > 0) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
+  hsize_t count = 1;
+  for (hsize_t d : shape) count *= d;
+  std::vector<T> out(count);
+  if (count > 0) check(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), name);
+  if (dims) *dims = shape;
+  return out;
+}
+
+std::vector<std::string> read_vlen_strings(hid_t object, hid_t space, bool attribute, const std::string& name) {
+  const hssize_t count = H5Sget_simple_extent_npoints(space);
+  std::vector<char*> raw(count > 0 ? count : 0);
+  Handle type(string_type());
+  if (count > 0) {
+    if (attribute)
+      check(H5Aread(object, type, raw.data()), name);
+    else
+      check(H5Dread(object, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), name);
+  }
+  std::vector<std::string> out;
+  for (char* s : raw) {
+    out.emplace_back(s ? s : "");
+    H5free_memory(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+void write(hid_t where, const std::string& name, const std::vector<hsize_t>& dims, const double* data) {
+  write_typed(where, name, H5T_NATIVE_DOUBLE, dims, data);
+}
+void write(hid_t where, const std::string& name, const std::vector<hsize_t>& dims, const int* data) {
+  write_typed(where, name, H5T_NATIVE_INT, dims, data);
+}
+void write(hid_t where, const std::string& name, const std::vector<hsize_t>& dims, const long* data) {
+  write_typed(where, name, H5T_NATIVE_LONG, dims, data);
+}
+void write_strings(hid_t where, const std::string& name, const std::vector<std::string>& values) {
+  std::vector<const char*> raw;
+  for (const auto& v : values) raw.push_back(v.c_str());
+  Handle type(string_type());
+  write_typed(where, name, type, {static_cast<hsize_t>(values.size())}, raw.data());
+}
+
+void attribute(hid_t where, const std::string& name, const std::string& value) {
+  Handle type(string_type());
+  Handle space(H5Screate(H5S_SCALAR));
+  const char* raw = value.c_str();
+  attribute_typed(where, name, type, space, &raw);
+}
+void attribute(hid_t where, const std::string& name, double value) {
+  Handle space(H5Screate(H5S_SCALAR));
+  attribute_typed(where, name, H5T_NATIVE_DOUBLE, space, &value);
+}
+void attribute(hid_t where, const std::string& name, long value) {
+  Handle space(H5Screate(H5S_SCALAR));
+  attribute_typed(where, name, H5T_NATIVE_LONG, space, &value);
+}
+void attribute(hid_t where, const std::string& name, const std::vector<double>& values) {
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr));
+  attribute_typed(where, name, H5T_NATIVE_DOUBLE, space, values.data());
+}
+void attribute(hid_t where, const std::string& name, const std::vector<std::string>& values) {
+  std::vector<const char*> raw;
+  for (const auto& v : values) raw.push_back(v.c_str());
+  const hsize_t n = values.size();
+  Handle type(string_type());
+  Handle space(H5Screate_simple(1, &n, nullptr));
+  attribute_typed(where, name, type, space, raw.data());
+}
+
+bool exists(hid_t where, const std::string& name) { return H5Lexists(where, name.c_str(), H5P_DEFAULT) > 0; }
+
+std::vector<double> read_doubles(hid_t where, const std::string& name, std::vector<hsize_t>* dims) {
+  return read_typed<double>(where, name, H5T_NATIVE_DOUBLE, dims);
+}
+std::vector<long> read_longs(hid_t where, const std::string& name, std::vector<hsize_t>* dims) {
+  return read_typed<long>(where, name, H5T_NATIVE_LONG, dims);
+}
+std::vector<int> read_ints(hid_t where, const std::string& name, std::vector<hsize_t>* dims) {
+  return read_typed<int>(where, name, H5T_NATIVE_INT, dims);
+}
+std::vector<std::string> read_strings(hid_t where, const std::string& name) {
+  if (!exists(where, name)) throw std::runtime_error("missing dataset '" + name + "'");
+  Handle set(H5Dopen2(where, name.c_str(), H5P_DEFAULT), name);
+  Handle space(H5Dget_space(set), name);
+  return read_vlen_strings(set, space, false, name);
+}
+
+namespace {
+hid_t open_attribute(hid_t where, const std::string& name) {
+  if (H5Aexists(where, name.c_str()) <= 0) throw std::runtime_error("missing attribute '" + name + "'");
+  return H5Aopen(where, name.c_str(), H5P_DEFAULT);
+}
+}  // namespace
+
+std::string read_string_attribute(hid_t where, const std::string& name) {
+  Handle attr(open_attribute(where, name), name);
+  Handle space(H5Aget_space(attr), name);
+  const std::vector<std::string> v = read_vlen_strings(attr, space, true, name);
+  if (v.size() != 1) throw std::runtime_error("attribute '" + name + "' is not one string");
+  return v[0];
+}
+double read_double_attribute(hid_t where, const std::string& name) {
+  const std::vector<double> v = read_double_attributes(where, name);
+  if (v.size() != 1) throw std::runtime_error("attribute '" + name + "' is not one number");
+  return v[0];
+}
+long read_long_attribute(hid_t where, const std::string& name) {
+  Handle attr(open_attribute(where, name), name);
+  long value = 0;
+  check(H5Aread(attr, H5T_NATIVE_LONG, &value), name);
+  return value;
+}
+std::vector<double> read_double_attributes(hid_t where, const std::string& name) {
+  Handle attr(open_attribute(where, name), name);
+  Handle space(H5Aget_space(attr), name);
+  std::vector<double> out(H5Sget_simple_extent_npoints(space));
+  if (!out.empty()) check(H5Aread(attr, H5T_NATIVE_DOUBLE, out.data()), name);
+  return out;
+}
+std::vector<std::string> read_string_attributes(hid_t where, const std::string& name) {
+  Handle attr(open_attribute(where, name), name);
+  Handle space(H5Aget_space(attr), name);
+  return read_vlen_strings(attr, space, true, name);
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  partial_ = path_ + ".partial." + std::to_string(getpid());
+}
+AtomicFile::~AtomicFile() {
+  if (!committed_) std::remove(partial_.c_str());
+}
+void AtomicFile::commit() {
+  const int fd = open(partial_.c_str(), O_RDONLY);
+  if (fd < 0 || fsync(fd) != 0) {
+    if (fd >= 0) close(fd);
+    throw std::runtime_error("cannot flush " + partial_ + " to disk");
+  }
+  close(fd);
+  if (std::rename(partial_.c_str(), path_.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + partial_ + " to " + path_);
+  committed_ = true;
+  const std::size_t slash = path_.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : path_.substr(0, slash + 1);
+  const int dir = open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    fsync(dir);
+    close(dir);
+  }
+}
+
+}  // namespace swarmfit::h5

@@ -1,0 +1,144 @@
+#include "swarmfit/inference/run_file.hpp"
+
+#include <stdexcept>
+
+namespace swarmfit {
+
+using h5::Handle;
+
+void write_run(const std::string& path, const RunRecord& run, const std::function<void(hid_t)>& extra) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  h5::AtomicFile file(path);
+  {
+    Handle h5(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path + ": create");
+    const Chain& c = run.chain;
+    const hsize_t draws = c.num_draws(), walkers = c.num_walkers, d = c.num_parameters;
+    {
+      Handle g(H5Gcreate2(h5, "chain", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "chain");
+      h5::write(g, "parameters", {draws, walkers, d}, c.parameters.data());
+      std::vector<std::string> free_names;
+      for (int k : run.free) free_names.push_back(run.names[k]);
+      Handle set(H5Dopen2(g, "parameters", H5P_DEFAULT), "chain/parameters");
+      h5::attribute(set, "names", free_names);
+      h5::write(g, "log_prior", {draws, walkers}, c.log_prior.data());
+      h5::write(g, "log_likelihood", {draws, walkers}, c.log_likelihood.data());
+      std::vector<double> posterior(c.log_prior.size());
+      for (std::size_t k = 0; k < posterior.size(); ++k) posterior[k] = c.log_prior[k] + c.log_likelihood[k];
+      h5::write(g, "log_posterior", {draws, walkers}, posterior.data());
+      h5::write(g, "status", {draws, walkers}, c.status.data());
+      h5::write(g, "accepted", {draws, walkers}, c.accepted.data());
+      h5::write(g, "generation", {draws}, c.generation.data());
+    }
+    {
+      Handle g(H5Gcreate2(h5, "parameters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "parameters");
+      h5::write_strings(g, "names", run.names);
+      h5::write_strings(g, "units", run.units);
+      std::vector<std::string> priors;
+      for (const Prior& p : run.priors) priors.push_back(p.text());
+      h5::write_strings(g, "priors", priors);
+      h5::write(g, "values", {static_cast<hsize_t>(run.values.size())}, run.values.data());
+      h5::write(g, "free", {static_cast<hsize_t>(run.free.size())}, run.free.data());
+    }
+    {
+      const DemcmcState& s = run.state;
+      Handle g(H5Gcreate2(h5, "state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "state");
+      const hsize_t columns = s.walkers.cols(), rows = s.walkers.rows();
+      // Eigen is column-major: column k of the walker matrix is row k of [column][parameter].
+      h5::write(g, "walkers", {columns, rows}, s.walkers.data());
+      h5::write(g, "log_prior", {columns}, s.log_prior.data());
+      h5::write(g, "log_likelihood", {columns}, s.log_likelihood.data());
+      h5::write(g, "status", {columns}, s.status.data());
+      h5::write(g, "accepted", {columns}, s.accepted.data());
+      h5::write(g, "swaps_accepted", {static_cast<hsize_t>(s.swaps_accepted.size())}, s.swaps_accepted.data());
+      h5::attribute(g, "generation", s.generation);
+    }
+    const DemcmcSettings& st = run.settings;
+    h5::attribute(h5, "seed", static_cast<long>(st.seed));
+    h5::attribute(h5, "gamma_scale", st.gamma_scale);
+    h5::attribute(h5, "gamma_one_every", static_cast<long>(st.gamma_one_every));
+    h5::attribute(h5, "jitter", st.jitter);
+    h5::attribute(h5, "snooker", st.snooker);
+    h5::attribute(h5, "temperatures", st.temperatures);
+    h5::attribute(h5, "thin", run.thin);
+    h5::attribute(h5, "walkers", static_cast<long>(c.num_walkers));
+    for (const auto& [key, value] : run.attributes) h5::attribute(h5, key, value);
+    if (extra) extra(h5);
+    h5::check(H5Fflush(h5, H5F_SCOPE_GLOBAL), path + ": flush");
+  }
+  file.commit();
+}
+
+RunRecord read_run(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) throw std::runtime_error(path + ": cannot open as HDF5");
+  Handle h5(id);
+  RunRecord run;
+  try {
+    {
+      Handle g(H5Gopen2(h5, "parameters", H5P_DEFAULT), "group /parameters");
+      run.names = h5::read_strings(g, "names");
+      run.units = h5::read_strings(g, "units");
+      for (const std::string& p : h5::read_strings(g, "priors")) run.priors.push_back(parse_prior(p));
+      run.values = h5::read_doubles(g, "values");
+      run.free = h5::read_ints(g, "free");
+    }
+    Chain& c = run.chain;
+    {
+      Handle g(H5Gopen2(h5, "chain", H5P_DEFAULT), "group /chain");
+      std::vector<hsize_t> dims;
+      c.parameters = h5::read_doubles(g, "parameters", &dims);
+      if (dims.size() != 3) throw std::runtime_error("chain/parameters is not [draw][walker][parameter]");
+      c.num_walkers = static_cast<int>(dims[1]);
+      c.num_parameters = static_cast<int>(dims[2]);
+      c.log_prior = h5::read_doubles(g, "log_prior");
+      c.log_likelihood = h5::read_doubles(g, "log_likelihood");
+      c.status = h5::read_ints(g, "status");
+      c.accepted = h5::read_longs(g, "accepted");
+      c.generation = h5::read_longs(g, "generation");
+      if (c.generation.size() != dims[0] || c.log_prior.size() != dims[0] * dims[1])
+        throw std::runtime_error("chain datasets differ in length");
+    }
+    {
+      DemcmcState& s = run.state;
+      Handle g(H5Gopen2(h5, "state", H5P_DEFAULT), "group /state");
+      std::vector<hsize_t> dims;
+      const std::vector<double> w = h5::read_doubles(g, "walkers", &dims);
+      if (dims.size() != 2) throw std::runtime_error("state/walkers is not [column][parameter]");
+      s.walkers = Eigen::Map<const Eigen::MatrixXd>(w.data(), static_cast<long>(dims[1]), static_cast<long>(dims[0]));
+      const std::vector<double> lp = h5::read_doubles(g, "log_prior"), ll = h5::read_doubles(g, "log_likelihood");
+      s.log_prior = Eigen::Map<const Eigen::VectorXd>(lp.data(), static_cast<long>(lp.size()));
+      s.log_likelihood = Eigen::Map<const Eigen::VectorXd>(ll.data(), static_cast<long>(ll.size()));
+      s.status = h5::read_ints(g, "status");
+      s.accepted = h5::read_longs(g, "accepted");
+      s.swaps_accepted = h5::read_longs(g, "swaps_accepted");
+      s.generation = h5::read_long_attribute(g, "generation");
+    }
+    DemcmcSettings& st = run.settings;
+    st.seed = static_cast<std::uint64_t>(h5::read_long_attribute(h5, "seed"));
+    st.gamma_scale = h5::read_double_attribute(h5, "gamma_scale");
+    st.gamma_one_every = static_cast<int>(h5::read_long_attribute(h5, "gamma_one_every"));
+    st.jitter = h5::read_double_attribute(h5, "jitter");
+    st.snooker = h5::read_double_attribute(h5, "snooker");
+    st.temperatures = h5::read_double_attributes(h5, "temperatures");
+    run.thin = h5::read_long_attribute(h5, "thin");
+    // The caller's string attributes.
+    std::vector<std::string> names;
+    hsize_t index = 0;
+    auto collect = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
+      static_cast<std::vector<std::string>*>(out)->push_back(name);
+      return 0;
+    };
+    h5::check(H5Aiterate2(h5, H5_INDEX_NAME, H5_ITER_INC, &index, collect, &names), "attributes");
+    for (const std::string& name : names) {
+      Handle attr(H5Aopen(h5, name.c_str(), H5P_DEFAULT), name);
+      Handle type(H5Aget_type(attr), name);
+      if (H5Tget_class(type) == H5T_STRING) run.attributes[name] = h5::read_string_attribute(h5, name);
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not a complete swarmfit run file: " + e.what());
+  }
+  return run;
+}
+
+}  // namespace swarmfit
