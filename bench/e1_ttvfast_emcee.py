@@ -18,10 +18,10 @@ Jacobi elements take another mu). Step: time_step, or the shortest period / 20; 
 datum + 0.6 times the longest period; a transit farther than star_radius from the star's centre on
 the sky does not count; transits matched to the data's epochs through the data's linear ephemeris,
 a missed observed transit -> ln L = -inf. Gaussian RV likelihood with jitter in quadrature and
-Gaussian transit times. Priors from the [priors] section: fixed, uniform(a, b), log_uniform(a, b),
-normal(mu, sigma), truncated_normal(mu, sigma, a, b). Walkers start at the configuration's values
-with Gaussian scatter of 0.01 prior standard deviations, redrawn while outside the prior (as
-swarmfit's fit).
+Gaussian transit times. Priors from the [priors] section: fixed, fixed(v), uniform(a, b),
+log_uniform(a, b), normal(mu, sigma), truncated_normal(mu, sigma, a, b). Walkers start at the
+configuration's values (which must lie inside the priors) with Gaussian scatter of 0.01 prior
+standard deviations, each redrawn while its posterior is zero (as swarmfit fit).
 
 Run from the repository root (pip install ttvfast emcee rebound numpy scipy; arviz optional: if it
 imports, its R-hat and bulk ESS of the final chain are compared with ours):
@@ -112,16 +112,16 @@ def read_config(path):
 
 
 def parse_prior(text, name):
-    """'fixed' -> None; 'kind(a, b, ...)' -> (kind, (a, b, ...))."""
+    """'kind(a, b, ...)' -> (kind, (a, b, ...)); 'fixed' -> ("fixed", ()) (the configuration's value)."""
     text = text.strip()
     if text == "fixed":
-        return None
+        return "fixed", ()
     kind, _, rest = text.partition("(")
     kind = kind.strip()
     args = tuple(float(a) for a in rest.rstrip(")").split(","))
-    arity = {"uniform": 2, "log_uniform": 2, "normal": 2, "truncated_normal": 4}
+    arity = {"fixed": 1, "uniform": 2, "log_uniform": 2, "normal": 2, "truncated_normal": 4}
     if kind not in arity or not rest.endswith(")") or len(args) != arity[kind]:
-        raise ValueError(f"[priors] {name}: cannot read {text!r} (fixed, uniform(a, b), log_uniform(a, b), "
+        raise ValueError(f"[priors] {name}: cannot read {text!r} (fixed, fixed(v), uniform(a, b), log_uniform(a, b), "
                          "normal(mu, sigma), truncated_normal(mu, sigma, a, b))")
     return kind, args
 
@@ -265,7 +265,14 @@ class Kepler9Problem:
         if missing or unknown:
             raise ValueError(f"{config_path}: [priors] lacks {missing}, names unknown {unknown}")
         self.priors = [parse_prior(priors[n], n) for n in self.names]
-        self.free = [k for k, p in enumerate(self.priors) if p is not None]
+        self.free = [k for k, p in enumerate(self.priors) if p[0] != "fixed"]
+        for k, (kind, args) in enumerate(self.priors):
+            if kind == "fixed" and args:
+                self.values[k] = args[0]
+            elif kind != "fixed" and log_prior(self.priors[k], self.values[k]) == -math.inf:
+                # As swarmfit fit: the walkers start around the configuration's values.
+                raise ValueError(f"{config_path}: [priors]: the configuration's value of {self.names[k]} "
+                                 f"({self.values[k]}) is outside its prior {priors[self.names[k]]}")
 
         periods = [self.values[self.names.index(f"period_{p}")] for p in self.planets]
         self.time_step = float(globals_.get("time_step", 0)) or min(periods) / 20.0
@@ -350,16 +357,15 @@ class Kepler9Problem:
         return lp + self.log_likelihood(self.full(theta)) if lp > -math.inf else -math.inf
 
     def initial_walkers(self, walkers, rng):
-        """Configuration values + N(0, (0.01 prior sd)^2) per free parameter, redrawn while outside
-        the prior."""
+        """Configuration values + N(0, (0.01 prior sd)^2) per free parameter, each walker redrawn
+        while its posterior is zero (outside the prior, e >= 1 or a missed transit), as swarmfit fit."""
+        guess = np.array([self.values[k] for k in self.free])
+        sd = 0.01 * np.array([prior_std(self.priors[k]) for k in self.free])
         out = np.empty((walkers, len(self.free)))
-        for j, k in enumerate(self.free):
-            sd = 0.01 * prior_std(self.priors[k])
-            for w in range(walkers):
-                x = self.values[k] + sd * rng.standard_normal()
-                while log_prior(self.priors[k], x) == -math.inf:
-                    x = self.values[k] + sd * rng.standard_normal()
-                out[w, j] = x
+        for w in range(walkers):
+            out[w] = guess + sd * rng.standard_normal(len(sd))
+            while self.log_posterior(out[w]) == -math.inf:
+                out[w] = guess + sd * rng.standard_normal(len(sd))
         return out
 
 
@@ -483,7 +489,10 @@ def main():
     args = parser.parse_args()
     max_seconds = 60.0 if args.quick else args.max_seconds
 
-    problem = Kepler9Problem(args.config)
+    try:
+        problem = Kepler9Problem(args.config)
+    except ValueError as error:
+        sys.exit(f"e1_ttvfast_emcee: {error}")
     names = problem.free_names
     print(f"E1 TTVFast {ttvfast.__version__} + emcee {emcee.__version__}: {args.config}")
     print(f"  {len(problem.rv_time)} RVs, {sum(len(t[1]) for t in problem.transits)} transit times; "
@@ -501,7 +510,7 @@ def main():
     print(f"  ln L at the configuration's values {ln_l_guess:.4f}; one likelihood {per_call * 1e3:.3f} ms "
           f"(mean of {calls} serial calls)")
     if not math.isfinite(ln_l_guess):
-        sys.exit("the configuration's values have ln L = -inf")
+        sys.exit("e1_ttvfast_emcee: the configuration's values have ln L = -inf")
 
     rng = np.random.default_rng(args.seed)
     start = problem.initial_walkers(args.walkers, rng)

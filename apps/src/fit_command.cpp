@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -512,10 +513,25 @@ int fit_command(int argc, char** argv) {
   const long first_generation = sampler->generation();
   bool converged = false;
   int interrupted = 0;
+  long walkers_reset = 0;
+  const long reset_until = s.burn_in >= 0 ? s.burn_in : s.generations / 4;
   while (sampler->generation() < s.generations) {
     sampler->step();
     const long g = sampler->generation();
     if (g % s.thin == 0) run.chain.append(*sampler);
+    // Outlier walkers stuck in poor regions are moved onto good ones during the burn-in (DREAM's
+    // rule, chain.hpp), at the checks, deterministically (resume-safe).
+    if (g % s.check_every == 0 && g <= reset_until) {
+      const std::vector<int> outliers = run.chain.outliers(s.check_every / s.thin + 1);
+      std::vector<int> good;
+      for (int w = 0; w < s.walkers; ++w)
+        if (std::find(outliers.begin(), outliers.end(), w) == outliers.end()) good.push_back(w);
+      const CounterRandom random(s.sampler.seed);
+      for (std::size_t j = 0; j < outliers.size() && !good.empty(); ++j)
+        sampler->replace_walker(good[random.below(good.size(), RandomPurpose::kOutlier, outliers[j], g, 0)],
+                                outliers[j]);
+      walkers_reset += static_cast<long>(outliers.size());
+    }
     if (g % s.check_every == 0) {
       const long first = s.burn_in >= 0 ? first_kept_draw(run, s.burn_in) : run.chain.num_draws() / 2;
       if (run.chain.num_draws() - first >= 4) {
@@ -595,6 +611,7 @@ int fit_command(int argc, char** argv) {
             << sampler->acceptance_fraction();
   for (int k = 0; k + 1 < sampler->num_temperatures(); ++k)
     std::cout << ", swaps " << k << "-" << k + 1 << " " << sampler->swap_fraction(k);
+  if (walkers_reset > 0) std::cout << ", " << walkers_reset << " outlier walkers reset in the burn-in";
   std::cout << (converged ? ", converged" : "") << "\n";
   if (run.chain.num_draws() - first >= 4) {
     const std::vector<SummaryRow> rows = summarize(run, c.model.get(), first);

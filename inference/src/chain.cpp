@@ -1,5 +1,6 @@
 #include "swarmfit/inference/chain.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace swarmfit {
@@ -43,6 +44,31 @@ std::vector<double> Chain::acceptance(long first) const {
   const double generations = static_cast<double>(generation[last] - generation[first]);
   for (int w = 0; w < num_walkers; ++w)
     out[w] = (accepted[last * num_walkers + w] - accepted[first * num_walkers + w]) / generations;
+  return out;
+}
+
+std::vector<int> Chain::outliers(long window) const {
+  std::vector<int> out;
+  const long first = std::max(0L, num_draws() - window);
+  if (num_draws() - first < 2 || num_walkers < 4) return out;
+  std::vector<double> mean(num_walkers, 0.0);
+  for (int w = 0; w < num_walkers; ++w) {
+    for (long t = first; t < num_draws(); ++t) {
+      const std::size_t k = static_cast<std::size_t>(t) * num_walkers + w;
+      mean[w] += log_prior[k] + log_likelihood[k];
+    }
+    mean[w] /= static_cast<double>(num_draws() - first);
+  }
+  std::vector<double> sorted = mean;
+  std::sort(sorted.begin(), sorted.end());
+  auto quartile = [&](double q) {
+    const double h = q * (sorted.size() - 1);
+    const std::size_t k = static_cast<std::size_t>(h);
+    return k + 1 < sorted.size() ? sorted[k] + (h - k) * (sorted[k + 1] - sorted[k]) : sorted.back();
+  };
+  const double q1 = quartile(0.25), q3 = quartile(0.75);
+  for (int w = 0; w < num_walkers; ++w)
+    if (!(mean[w] >= q1 - 2.0 * (q3 - q1))) out.push_back(w);
   return out;
 }
 

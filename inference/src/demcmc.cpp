@@ -186,6 +186,13 @@ double Demcmc::acceptance_fraction() const {
   return static_cast<double>(total) / (static_cast<double>(s_.generation) * walkers_per_temperature_);
 }
 
+void Demcmc::replace_walker(int from, int to) {
+  s_.walkers.col(to) = s_.walkers.col(from);
+  s_.log_prior(to) = s_.log_prior(from);
+  s_.log_likelihood(to) = s_.log_likelihood(from);
+  s_.status[to] = s_.status[from];
+}
+
 double Demcmc::swap_fraction(int pair) const {
   if (s_.generation == 0) return 0.0;
   return static_cast<double>(s_.swaps_accepted[pair]) / (static_cast<double>(s_.generation) * walkers_per_temperature_);

@@ -382,3 +382,26 @@ TEST_F(FitCli, RunFileLoadsInH5pyAndArvizWithTheSameDiagnostics) {
 }
 
 }  // namespace
+
+namespace {
+
+// The bundled demo data are what `swarmfit simulate` makes from the documented truth with the
+// documented command (examples/demo/truth.cfg), byte for byte.
+TEST_F(FitCli, SimulateRemakesTheBundledDemoDataFromItsTruth) {
+  const std::string demo = std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo";
+  const Result r = run("simulate --config " + demo + "/truth.cfg --output " + (dir_ / "data").string() +
+                       " --span 900 --rv-count 50 --rv-error 2.5 --rv-jitter 1.5 --rv-offset -12.3 --instrument SIM"
+                       " --transit-error 1.5 --seed 2026");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  for (const char* name : {"rv.txt", "transits_b.txt", "transits_c.txt", "truth.csv"})
+    EXPECT_EQ(slurp(dir_ / "data" / name), slurp(fs::path(demo) / "data" / name)) << name;
+  fs::remove_all(dir_ / "data");
+  expect_refused(run("simulate --config " + demo + "/fit.cfg --output " + (dir_ / "x").string() + " --span 100"),
+                 "this command takes no data sections");
+}
+
+}  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "swarmfit/inference/chain.hpp"
 #include "swarmfit/inference/demcmc.hpp"
 #include "swarmfit/inference/diagnostics.hpp"
 
@@ -318,6 +319,41 @@ TEST(Demcmc, TemperingFindsBothModesWithTheirWeights) {
   Demcmc stuck(initial(walkers), likelihood_only(bimodal), single);
   const Moments none = moments(stuck, 0, 5000, [](const Eigen::VectorXd& x) { return x(0) > 0 ? 1.0 : 0.0; });
   EXPECT_LT(none.mean, 0.05);
+}
+
+}  // namespace
+}  // namespace swarmfit
+
+namespace swarmfit {
+namespace {
+
+// A walker stranded on a far, slightly worse plateau (DE moves from the others, all near the
+// main mode, never carry it back) is an outlier of the chain's mean log posterior, and only it.
+TEST(Chain, OutliersAreTheStrandedWalkers) {
+  auto target = [](const Eigen::VectorXd& x) {
+    const double main = -0.5 * x.squaredNorm();
+    const double far = -30.0 - 0.5 * (x.array() - 40.0).matrix().squaredNorm() / 0.01;
+    return std::max(main, far) + std::log1p(std::exp(-std::fabs(main - far)));
+  };
+  Eigen::MatrixXd x0 = start(2, 16, 8);
+  x0.col(5).setConstant(40.0);
+  DemcmcSettings settings;
+  settings.gamma_one_every = 0;
+  Demcmc sampler(x0, likelihood_only(target), settings);
+  Chain chain;
+  for (int g = 0; g < 200; ++g) {
+    sampler.step();
+    chain.append(sampler);
+  }
+  EXPECT_EQ(chain.outliers(100), std::vector<int>{5});
+  sampler.replace_walker(0, 5);
+  EXPECT_EQ(sampler.walkers().col(5), sampler.walkers().col(0));
+  Chain after;
+  for (int g = 0; g < 200; ++g) {
+    sampler.step();
+    after.append(sampler);
+  }
+  EXPECT_TRUE(after.outliers(100).empty());
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ struct Chain {
   std::vector<ConvergenceDiagnostics> diagnostics(long first) const;
   // Accepted fraction of each walker's proposals over draws (first, num_draws()).
   std::vector<double> acceptance(long first) const;
+  // Outlier walkers (DREAM, Vrugt et al. 2009, Int. J. Nonlin. Sci. Num. 10, 273, sec. 2.2): those
+  // whose mean log posterior over the last `window` draws is below Q1 - 2 IQR of all walkers'.
+  std::vector<int> outliers(long window) const;
 };
 
 }  // namespace swarmfit

@@ -71,6 +71,9 @@ class Demcmc {
   const std::vector<unsigned char>& accepted_last() const { return accepted_last_; }
   double acceptance_fraction() const;  // at T = 1, since the start
   double swap_fraction(int pair) const;
+  // Moves T = 1 walker `to` onto walker `from`'s state (outlier reset during burn-in; not a
+  // Markov move, so only before the draws that are kept).
+  void replace_walker(int from, int to);
 
  private:
   void check();

@@ -24,6 +24,7 @@ enum class RandomPurpose : std::uint64_t {
   kSwap = 9,         // tempering: swap acceptance
   kOptimize = 10,    // differential-evolution optimisation
   kPredictive = 11,  // posterior draws kept for plots
+  kOutlier = 12,     // the walker an outlier is moved onto
   kTest = 100,       // tests
 };
 
