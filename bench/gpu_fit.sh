@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# E1 on one GPU: the Kepler-9 fit (examples/kepler9.cfg) with backend=cuda. Run on the device
+# machine from the repository root after, here:
+#   gpu-bundle .gpu build-gpu/apps/swarmfit && bench/gpu_bundle_data.sh
+# Environment: WALKERS (default 1024), SECONDS_LIMIT (default 420; the run is stopped with
+# SIGTERM, which saves its state, and summarised).
+set -uo pipefail
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader | tee "$out/machine.txt"
+cfg=.gpu/kepler9/kepler9.cfg
+# The generation rate with the CPU run's 48 walkers, for comparison.
+.gpu/run swarmfit fit --config $cfg backend=cuda walkers=48 optimize=0 generations=300 check_every=1000 \
+  output=/tmp/rate48.h5 overwrite=true progress=off predictive_draws=0 2>&1 | grep "generations in"
+walkers=${WALKERS:-1024}
+start=$(date +%s)
+timeout -s TERM "${SECONDS_LIMIT:-420}" .gpu/run swarmfit fit --config $cfg backend=cuda walkers="$walkers" \
+  optimize=300 ess_target=1000 generations=10000000 thin=10 check_every=500 checkpoint_seconds=120 \
+  output=/tmp/k9gpu.h5 overwrite=true progress=off predictive_draws=20 2>&1 | tee "$out/fit.txt" | tail -30
+end=$(date +%s)
+echo "wall seconds: $((end - start))" | tee -a "$out/fit.txt"
+.gpu/run swarmfit summary /tmp/k9gpu.h5 2>&1 | tee "$out/summary.txt"
