@@ -454,6 +454,12 @@ int fit_command(int argc, char** argv) {
   run.thin = s.thin;
   run.attributes["config"] = c.file.text;
   run.attributes["swarmfit_version"] = SWARMFIT_VERSION;
+  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+  H5get_libversion(&h5_major, &h5_minor, &h5_release);
+  run.attributes["versions"] = "hdf5 " + std::to_string(h5_major) + "." + std::to_string(h5_minor) + "." +
+                               std::to_string(h5_release) + ", eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                               std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+                               ", compiler " + __VERSION__;
   run.attributes["integrator"] = c.likelihood.integrator;
   run.attributes["backend"] = c.likelihood.backend;
   describe_model(*c.model, run.attributes);
