@@ -17,9 +17,10 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The demo: a DEMCMC fit of the bundled synthetic two-planet RV + transit-time data
-# (examples/demo), its summary and plots.
+# (examples/demo), its summary and plots. Passive OpenMP waiting: a fit's batches are small, and
+# spinning threads halve its speed when anything else runs (bench/RESULTS.md).
 demo: build
-	@cd examples/demo && ../../$(BUILD)/apps/swarmfit fit --config fit.cfg overwrite=true output=demo_fit.h5
+	@cd examples/demo && OMP_WAIT_POLICY=passive ../../$(BUILD)/apps/swarmfit fit --config fit.cfg overwrite=true output=demo_fit.h5
 	@cd examples/demo && ../../$(BUILD)/apps/swarmfit plot demo_fit.h5
 	@echo "demo: truth in examples/demo/data/truth.csv, posterior in examples/demo/demo_fit_summary.csv, plots in examples/demo/demo_fit_plots/"
 
