@@ -445,8 +445,8 @@ int fit_command(int argc, char** argv) {
   const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
   const Posterior posterior(space, problem);
   run.names = space.names();
+  run.units.clear();
   for (const auto& p : c.model->parameters()) run.units.push_back(p.unit);
-  run.units.resize(run.names.size());
   run.priors = space.priors();
   run.values = space.values();
   run.free = space.free_indices();
@@ -496,14 +496,7 @@ int fit_command(int argc, char** argv) {
 
   // The transit rows (data order of the observers) for /data, without integrating anything.
   Predictions layout;
-  layout.transit_rows = problem.transit_rows();
-  for (std::size_t r = 0; r < layout.transit_rows.size(); ++r)
-    layout.transit_planet.push_back(problem.transit_row_planet(static_cast<int>(r)));
-  for (int p = 0; p < c.model->num_planets(); ++p) {
-    bool observed = false;
-    for (int q : layout.transit_planet) observed = observed || q == p;
-    layout.ephemeris.push_back(observed ? problem.ephemeris(p) : LinearEphemeris{});
-  }
+  set_transit_layout(problem, layout);
 
   auto checkpoint = [&](const Predictions* predictions, const std::vector<double>* params,
                         const std::vector<double>* log_posterior, long best) {

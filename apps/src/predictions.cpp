@@ -54,16 +54,22 @@ Predictions predict(const ModelConfig& c, const std::vector<double>& params, lon
     for (int k = 0; k < nrv; ++k)
       out.rv_model[s * nrv + k] = curves.rv[s * nrv + k] + out.offsets[s * ni + d.rv[k].instrument];
   }
-  out.transit_rows = problem.transit_rows();
   out.transit_model = curves.transits;
+  set_transit_layout(problem, out);
+  return out;
+}
+
+void set_transit_layout(const LikelihoodProblem& problem, Predictions& out) {
+  out.transit_rows = problem.transit_rows();
+  out.transit_planet.clear();
+  out.ephemeris.clear();
   for (std::size_t r = 0; r < out.transit_rows.size(); ++r)
     out.transit_planet.push_back(problem.transit_row_planet(static_cast<int>(r)));
-  for (int p = 0; p < model.num_planets(); ++p) {
+  for (int p = 0; p < problem.model().num_planets(); ++p) {
     bool observed = false;
     for (int q : out.transit_planet) observed = observed || q == p;
     out.ephemeris.push_back(observed ? problem.ephemeris(p) : LinearEphemeris{});
   }
-  return out;
 }
 
 }  // namespace swarmfit::app

@@ -26,5 +26,7 @@ struct Predictions {
 
 // params: count columns of model.num_parameters() values. grid_step <= 0: the shortest period / 50.
 Predictions predict(const ModelConfig& config, const std::vector<double>& params, long count, double grid_step);
+// Only the transit rows, their planets and the data's ephemerides (no integration).
+void set_transit_layout(const LikelihoodProblem& problem, Predictions& out);
 
 }  // namespace swarmfit::app
