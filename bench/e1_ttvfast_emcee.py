@@ -523,7 +523,10 @@ def main():
         sampler.random_state = np.random.RandomState(args.seed).get_state()
         state = start
         while not (converged or out_of_time):
-            for state in sampler.sample(state, iterations=args.check_every):
+            # The chain goes on in chunks (diagnostics between them); emcee's condition-number
+            # check is for a fresh start, not a continuation whose walkers are what they are.
+            for state in sampler.sample(state, iterations=args.check_every,
+                                        skip_initial_state_check=sampler.iteration > 0):
                 if time.perf_counter() - wall0 >= max_seconds:
                     out_of_time = True
                     break

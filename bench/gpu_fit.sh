@@ -3,7 +3,8 @@
 # machine from the repository root after, here:
 #   gpu-bundle .gpu build-gpu/apps/swarmfit && bench/gpu_bundle_data.sh
 # Environment: WALKERS (default 1024), SECONDS_LIMIT (default 420; the run is stopped with
-# SIGTERM, which saves its state, and summarised).
+# SIGTERM, which saves its state, and summarised), FIT_ARGS (more key=value settings, e.g.
+# "kde=0.5 kde_components=1024"), TAG (suffix of the output files, to run several in one call).
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -13,10 +14,11 @@ cfg=.gpu/kepler9/kepler9.cfg
 .gpu/run swarmfit fit --config $cfg backend=cuda walkers=48 optimize=0 generations=300 check_every=1000 \
   output=/tmp/rate48.h5 overwrite=true progress=off predictive_draws=0 2>&1 | grep "generations in"
 walkers=${WALKERS:-1024}
+tag=${TAG:-}
 start=$(date +%s)
 timeout -s TERM "${SECONDS_LIMIT:-420}" .gpu/run swarmfit fit --config $cfg backend=cuda walkers="$walkers" \
   optimize=300 ess_target=1000 generations=10000000 thin=10 check_every=500 checkpoint_seconds=120 \
-  output=/tmp/k9gpu.h5 overwrite=true progress=off predictive_draws=20 2>&1 | tee "$out/fit.txt" | tail -30
+  output=/tmp/k9gpu$tag.h5 overwrite=true progress=off predictive_draws=20 ${FIT_ARGS:-} 2>&1 | tee "$out/fit$tag.txt" | tail -30
 end=$(date +%s)
-echo "wall seconds: $((end - start))" | tee -a "$out/fit.txt"
-.gpu/run swarmfit summary /tmp/k9gpu.h5 2>&1 | tee "$out/summary.txt"
+echo "wall seconds: $((end - start))" | tee -a "$out/fit$tag.txt"
+.gpu/run swarmfit summary /tmp/k9gpu$tag.h5 2>&1 | tee "$out/summary$tag.txt"

@@ -81,6 +81,13 @@ FitSettings read_fit_settings(const ModelConfig& c, int num_free) {
   if (f.optimize < 0) fail("optimize", "must be >= 0");
   f.sampler.snooker = vm["snooker"].as<double>();
   if (!(f.sampler.snooker >= 0 && f.sampler.snooker <= 1)) fail("snooker", "must be in [0, 1]");
+  f.sampler.kde = vm["kde"].as<double>();
+  if (!(f.sampler.kde >= 0 && f.sampler.kde + f.sampler.snooker <= 1))
+    fail("kde", "must be >= 0 with snooker + kde <= 1");
+  f.sampler.kde_components = vm["kde_components"].as<int>();
+  if (f.sampler.kde_components < 2) fail("kde_components", "must be >= 2");
+  f.sampler.kde_bandwidth = vm["kde_bandwidth"].as<double>();
+  if (!(f.sampler.kde_bandwidth > 0)) fail("kde_bandwidth", "must be > 0");
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();
@@ -108,6 +115,17 @@ FitSettings read_fit_settings(const ModelConfig& c, int num_free) {
     fail("walkers", "must be even and at least " + std::to_string(needed_snooker) + " for " + std::to_string(num_free) +
                         " free parameters (2 d + 2), got " + std::to_string(f.walkers));
   return f;
+}
+
+// The convergence checks (R-hat and ESS of every kept draw) cost time in proportion to the chain,
+// so they thin out as it grows: every check_every generations up to 32 check_every, then every
+// 2 check_every up to 64 check_every, and so on (between 1/32 and 1/16 of the run between two
+// checks, so a bounded share of the time). A function of the generation only, so --resume stops where
+// an uninterrupted run would.
+bool convergence_check_due(long generation, long check_every) {
+  long interval = check_every;
+  while (generation >= 32 * interval) interval *= 2;
+  return generation % interval == 0;
 }
 
 // Every model parameter needs exactly one prior line; values outside a prior are refused.
@@ -436,6 +454,9 @@ int fit_command(int argc, char** argv) {
     if (run.settings.seed != s.sampler.seed) mismatch("seed");
     if (run.settings.temperatures != s.sampler.temperatures) mismatch("temperature ladder");
     if (run.settings.snooker != s.sampler.snooker) mismatch("snooker probability");
+    if (run.settings.kde != s.sampler.kde || run.settings.kde_components != s.sampler.kde_components ||
+        run.settings.kde_bandwidth != s.sampler.kde_bandwidth)
+      mismatch("KDE move settings");
     if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
     if (run.thin != s.thin) mismatch("thin");
     if (run.attributes["config"] != c.file.text) mismatch("configuration text");
@@ -531,7 +552,7 @@ int fit_command(int argc, char** argv) {
                                 outliers[j]);
       walkers_reset += static_cast<long>(outliers.size());
     }
-    if (g % s.check_every == 0) {
+    if (convergence_check_due(g, s.check_every)) {
       const long first = s.burn_in >= 0 ? first_kept_draw(run, s.burn_in) : run.chain.num_draws() / 2;
       if (run.chain.num_draws() - first >= 4) {
         worst_rhat = 0;

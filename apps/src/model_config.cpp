@@ -101,11 +101,16 @@ po::options_description fit_keys() {
       "optimize", po::value<long>()->default_value(0),
       "generations of differential-evolution optimisation before sampling (0: none)")(
       "snooker", po::value<double>()->default_value(0.1), "probability of a DE-snooker move")(
+      "kde", po::value<double>()->default_value(0.0),
+      "probability of an independence move from a kernel density estimate of the other half")(
+      "kde_components", po::value<int>()->default_value(256), "kernel centres of the KDE move (at most)")(
+      "kde_bandwidth", po::value<double>()->default_value(1.0), "factor on Silverman's KDE bandwidth")(
       "temperatures", po::value<int>()->default_value(1), "parallel tempering: number of temperatures")(
       "max_temperature", po::value<double>()->default_value(100.0), "hottest temperature (geometric ladder from 1)")(
       "rhat_target", po::value<double>()->default_value(1.01), "stopping rule: every R-hat below this ...")(
       "ess_target", po::value<double>()->default_value(0.0), "... and every bulk ESS above this (0: no stopping rule)")(
-      "check_every", po::value<long>()->default_value(100), "generations between convergence checks")(
+      "check_every", po::value<long>()->default_value(100),
+      "generations between checks (convergence checks thin out to 1/32-1/16 of the run)")(
       "predictive_draws", po::value<int>()->default_value(50),
       "posterior draws whose model curves are stored for plots")(
       "progress", po::value<std::string>()->default_value("auto"), "progress line: auto (on a terminal), on or off");

@@ -51,6 +51,10 @@ void Demcmc::check() {
                                 std::to_string(needed) + " for " + std::to_string(d) + " parameters");
   if (!(settings_.snooker >= 0 && settings_.snooker <= 1))
     throw std::invalid_argument("DEMCMC: the snooker probability must be in [0, 1]");
+  if (!(settings_.kde >= 0 && settings_.snooker + settings_.kde <= 1))
+    throw std::invalid_argument("DEMCMC: the KDE probability must be >= 0, and snooker + KDE <= 1");
+  if (settings_.kde_components < 2 || !(settings_.kde_bandwidth > 0))
+    throw std::invalid_argument("DEMCMC: KDE components must be >= 2 and the bandwidth factor > 0");
   accepted_last_.assign(w, 0);
 }
 
@@ -60,6 +64,52 @@ double Demcmc::tempered(long column) const {
   return lp + ll / settings_.temperatures[column / walkers_per_temperature_];
 }
 
+bool Demcmc::build_kde(long level, long other, std::uint64_t g) {
+  const long d = s_.walkers.rows(), n = walkers_per_temperature_ / 2;
+  const auto members = s_.walkers.middleCols(other, n);
+  const Eigen::VectorXd mean = members.rowwise().mean();
+  const Eigen::MatrixXd centred = members.colwise() - mean;
+  Eigen::MatrixXd covariance = Eigen::MatrixXd::Zero(d, d);  // d x d x n: a loop, not a GEMM
+  for (long i = 0; i < d; ++i)
+    for (long j = 0; j <= i; ++j) covariance(i, j) = covariance(j, i) = centred.row(i).dot(centred.row(j)) / (n - 1.0);
+  // Cholesky of the correlation matrix (scale-free), then C = D R D.
+  const Eigen::VectorXd scale = covariance.diagonal().cwiseSqrt();
+  if (!(scale.minCoeff() > 0) || !scale.allFinite()) return false;
+  const Eigen::MatrixXd correlation = scale.asDiagonal().inverse() * covariance * scale.asDiagonal().inverse();
+  const Eigen::LLT<Eigen::MatrixXd> llt(correlation);
+  if (llt.info() != Eigen::Success) return false;
+  const Eigen::MatrixXd lower = llt.matrixL();
+  if (!(lower.diagonal().minCoeff() > 1e-12)) return false;
+  kde_cholesky_ = scale.asDiagonal() * lower;
+  // Kernel centres: the whole other half, or K of its members by a partial Fisher-Yates shuffle
+  // keyed by (level, generation) only.
+  const long k_max = std::min<long>(n, settings_.kde_components);
+  std::vector<long> order(n);
+  std::iota(order.begin(), order.end(), 0L);
+  if (k_max < n)
+    for (long i = 0; i < k_max; ++i) {
+      const long j = i + static_cast<long>(random_.below(n - i, RandomPurpose::kKdeSubset, level, g, i));
+      std::swap(order[i], order[j]);
+    }
+  kde_centres_.resize(d, k_max);
+  for (long i = 0; i < k_max; ++i) kde_centres_.col(i) = members.col(order[i]);
+  kde_white_ = kde_cholesky_.triangularView<Eigen::Lower>().solve(kde_centres_);
+  // Silverman (1986) eq. 4.14, times the user's factor.
+  kde_h_ = settings_.kde_bandwidth *
+           std::pow(4.0 / ((d + 2.0) * static_cast<double>(k_max)), 1.0 / (static_cast<double>(d) + 4.0));
+  return true;
+}
+
+double Demcmc::kde_log_ratio(const Eigen::VectorXd& v, const Eigen::VectorXd& u) const {
+  auto log_q = [&](const Eigen::VectorXd& x) {
+    const Eigen::VectorXd white = kde_cholesky_.triangularView<Eigen::Lower>().solve(x);
+    const Eigen::ArrayXd e = -0.5 / (kde_h_ * kde_h_) * (kde_white_.colwise() - white).colwise().squaredNorm().array();
+    const double top = e.maxCoeff();
+    return top + std::log((e - top).exp().sum());
+  };
+  return log_q(v) - log_q(u);
+}
+
 void Demcmc::update_half(int half) {
   const long d = s_.walkers.rows(), w = walkers_per_temperature_, n = w / 2, levels = num_temperatures();
   const bool unit_gamma = settings_.gamma_one_every > 0 && (s_.generation + 1) % settings_.gamma_one_every == 0;
@@ -67,18 +117,31 @@ void Demcmc::update_half(int half) {
   // The generation counter of the random streams: 2 per generation (one per half).
   const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
   Eigen::MatrixXd proposals(d, levels * n);
-  Eigen::VectorXd log_jacobian = Eigen::VectorXd::Zero(levels * n);
+  Eigen::VectorXd log_correction = Eigen::VectorXd::Zero(levels * n);
   for (long level = 0; level < levels; ++level) {
     const long first = level * w + half * n, other = level * w + (1 - half) * n;
     // Per-parameter scale of the other half, for the jitter e.
     const Eigen::MatrixXd others = s_.walkers.middleCols(other, n);
     const Eigen::VectorXd mean = others.rowwise().mean();
     const Eigen::VectorXd spread = ((others.colwise() - mean).array().square().rowwise().sum() / (n - 1)).sqrt();
+    const bool kde = settings_.kde > 0 && build_kde(level, other, g);
+    std::vector<long> kde_columns;
     for (long k = 0; k < n; ++k) {
       const std::uint64_t walker = first + k;
       const long column = level * n + k;
       const auto x = s_.walkers.col(first + k);
-      if (settings_.snooker > 0 && random_.uniform(RandomPurpose::kMove, walker, g, 0) < settings_.snooker) {
+      const double move = (settings_.snooker > 0 || kde) ? random_.uniform(RandomPurpose::kMove, walker, g, 0) : 1.0;
+      if (kde && move >= settings_.snooker && move < settings_.snooker + settings_.kde) {
+        // KDE independence proposal: a random kernel, plus h L xi.
+        const long j = static_cast<long>(random_.below(kde_centres_.cols(), RandomPurpose::kKdeDraw, walker, g, 0));
+        Eigen::VectorXd xi(d);
+        for (long p = 0; p < d; ++p) xi(p) = random_.normal(RandomPurpose::kKdeDraw, walker, g, 1 + p);
+        const Eigen::VectorXd offset = kde_cholesky_.triangularView<Eigen::Lower>() * xi;
+        proposals.col(column) = kde_centres_.col(j) + kde_h_ * offset;
+        kde_columns.push_back(k);
+        continue;
+      }
+      if (move < settings_.snooker) {
         // Snooker: z, z1, z2 distinct members of the other half; move along the line x - z by the
         // difference of the projections of z1 and z2 onto it.
         const long z = static_cast<long>(random_.below(n, RandomPurpose::kPartnerZ, walker, g, 0));
@@ -99,7 +162,7 @@ void Demcmc::update_half(int half) {
         const double projection = (s_.walkers.col(other + z1) - s_.walkers.col(other + z2)).dot(u);
         proposals.col(column) = x + gamma_s * projection * u;
         const double new_norm = (proposals.col(column) - s_.walkers.col(other + z)).norm();
-        log_jacobian(column) = (d - 1) * std::log(new_norm / norm);
+        log_correction(column) = (d - 1) * std::log(new_norm / norm);
         continue;
       }
       const long a = static_cast<long>(random_.below(n, RandomPurpose::kPartnerA, walker, g, 0));
@@ -109,6 +172,14 @@ void Demcmc::update_half(int half) {
         const double e = settings_.jitter * spread(p) * random_.normal(RandomPurpose::kJitter, walker, g, p);
         proposals(p, column) = x(p) + gamma * (s_.walkers(p, other + a) - s_.walkers(p, other + b)) + e;
       }
+    }
+    // The KDE moves' Hastings ratio ln q(x) - ln q(y): K kernels per point, the costly part with
+    // large populations, so over threads (each column independent; no random numbers here).
+    const long kde_moves = static_cast<long>(kde_columns.size());
+#pragma omp parallel for schedule(static) if (kde_moves > 64)
+    for (long m = 0; m < kde_moves; ++m) {
+      const long k = kde_columns[m], column = level * n + k;
+      log_correction(column) = kde_log_ratio(s_.walkers.col(first + k), proposals.col(column));
     }
   }
   Eigen::VectorXd proposed_prior, proposed_likelihood;
@@ -127,7 +198,7 @@ void Demcmc::update_half(int half) {
       // -inf (and NaN) proposals are never accepted; a walker at -inf takes any finite proposal.
       bool accept = false;
       if (target > -kInf) {
-        const double delta = target - current + log_jacobian(column);
+        const double delta = target - current + log_correction(column);
         accept = !(current > -kInf) || delta >= 0 || std::log(u) < delta;
       }
       if (level == 0) accepted_last_[half * n + k] = accept;

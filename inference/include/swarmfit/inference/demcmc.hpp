@@ -11,6 +11,15 @@
 // same batched call, and after each generation adjacent temperatures swap walkers with
 // probability min(1, exp((1/T_k - 1/T_{k+1}) (lnL_{k+1} - lnL_k))) (Vousden et al. 2016's
 // pairing: a random permutation of the hotter level against the colder).
+// Option: an independence move from a kernel density estimate of the other half (kde > 0): the
+// proposal y ~ q = (1/K) sum_j N(z_j, h^2 C), the z_j K members of the other half (all, or a
+// random subset chosen from the generation's stream only), C their covariance and h Silverman's
+// bandwidth (Silverman 1986, eq. 4.14: h = (4 / ((d + 2) K))^(1/(d + 4))), accepted with
+// min(1, pi(y) q(x) / (pi(x) q(y))) (Metropolis-Hastings with a proposal that does not depend on
+// x; Tierney 1994, Ann. Stat. 22, 1701). With the other half fixed, q is fixed, so each half
+// update keeps the target; once the walkers cover the posterior, accepted KDE proposals are
+// near-independent draws from it, which cuts the autocorrelation time of curved posteriors that
+// DE explores slowly — most with large populations (GPU ensembles), whose KDE is good.
 // Knows nothing about planets: a batched log-density in, a chain out (design/ARCHITECTURE.md).
 #pragma once
 
@@ -36,6 +45,9 @@ struct DemcmcSettings {
   double jitter = 1e-6;       // e ~ N(0, (jitter * scale_k)^2) per parameter, scale from the other half's spread
   double snooker = 0.0;       // probability that a walker's move is a snooker move
   std::vector<double> temperatures = {1.0};  // ladder, increasing from 1
+  double kde = 0.0;                          // probability that a walker's move is a KDE independence proposal
+  int kde_components = 256;                  // kernel centres: at most this many members of the other half
+  double kde_bandwidth = 1.0;                // factor on Silverman's bandwidth
 };
 
 // The complete state of a sampler: with the settings and the seed, everything needed to go on.
@@ -78,6 +90,11 @@ class Demcmc {
  private:
   void check();
   void update_half(int half);
+  // The KDE of the other half of `level`: false (no KDE moves this time) where its covariance is
+  // not positive definite.
+  bool build_kde(long level, long other, std::uint64_t g);
+  // ln q(v) - ln q(u) up to the shared constant, for the current KDE.
+  double kde_log_ratio(const Eigen::VectorXd& v, const Eigen::VectorXd& u) const;
   double tempered(long column) const;
 
   BatchedLogDensity f_;
@@ -86,6 +103,10 @@ class Demcmc {
   DemcmcState s_;
   int walkers_per_temperature_ = 0;
   std::vector<unsigned char> accepted_last_;
+  // The current KDE: kernel centres (d x K, original and whitened), the Cholesky factor of C and h.
+  Eigen::MatrixXd kde_centres_, kde_white_;
+  Eigen::MatrixXd kde_cholesky_;
+  double kde_h_ = 0;
 };
 
 }  // namespace swarmfit

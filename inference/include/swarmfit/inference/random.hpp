@@ -25,6 +25,8 @@ enum class RandomPurpose : std::uint64_t {
   kOptimize = 10,    // differential-evolution optimisation
   kPredictive = 11,  // posterior draws kept for plots
   kOutlier = 12,     // the walker an outlier is moved onto
+  kKdeSubset = 13,   // KDE move: which members of the other half are the kernel centres
+  kKdeDraw = 14,     // KDE move: the kernel a proposal is drawn from and its Gaussian offset
   kTest = 100,       // tests
 };
 
