@@ -22,6 +22,12 @@ pip_install() {  # words of $1 are separate requirements
   # shellcheck disable=SC2086
   python3 -m pip install -q $1 2>/dev/null || python3 -m pip install -q --break-system-packages $1
 }
+# The python3 on PATH may not be Debian's (pyenv, a virtual environment): the Debian packages above
+# then do not reach it, so its numpy, h5py and matplotlib come from PyPI.
+if ! python3 -c "import numpy, h5py, matplotlib" 2>/dev/null; then
+  echo "setup: installing numpy h5py matplotlib for $(command -v python3) (PyPI)"
+  pip_install "numpy h5py matplotlib"
+fi
 # ArviZ, with numpy pinned to the installed version so that Debian's h5py keeps its numpy ABI.
 if ! python3 -c "import arviz" 2>/dev/null; then
   numpy_version=$(python3 -c "import numpy; print(numpy.__version__)")
