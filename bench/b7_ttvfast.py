@@ -10,9 +10,13 @@ call plus the chi^2 of its transit times and RVs against the data in numpy (the 
 TTVFast + emcee fit pays per model).
 
     python3 bench/b7_ttvfast.py [path/to/swarmfit] [--systems N] [--backend cpu|cuda|auto]
+    # on the device machine (bench/gpu_bundle_data.sh puts the data and config in .gpu/kepler9):
+    python3 bench/b7_ttvfast.py ".gpu/run swarmfit" --backend cuda --data .gpu/kepler9 \
+        --config .gpu/kepler9/kepler9.cfg
 """
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -27,11 +31,11 @@ import make_kepler9_fixtures as k9  # noqa: E402
 DATA = os.path.join(ROOT, "..", "shared", "data", "Kepler-9")
 
 
-def load_data():
-    rv = np.loadtxt(os.path.join(DATA, "obsRV.dat"), comments="#")
+def load_data(folder=DATA):
+    rv = np.loadtxt(os.path.join(folder, "obsRV.dat"), comments="#")
     transits = {}
     for name, file in (("b", "NB2_observations.dat"), ("c", "NB3_observations.dat")):
-        table = np.loadtxt(os.path.join(DATA, file), comments="#", usecols=(0, 1, 2))
+        table = np.loadtxt(os.path.join(folder, file), comments="#", usecols=(0, 1, 2))
         transits[name] = table
     return rv, transits
 
@@ -60,11 +64,14 @@ def ttvfast_likelihood(params, rv, transits):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("swarmfit", nargs="?", default=os.path.join(ROOT, "build", "apps", "swarmfit"))
+    parser.add_argument("swarmfit", nargs="?", default=os.path.join(ROOT, "build", "apps", "swarmfit"),
+                        help="the swarmfit binary, or a command line that runs it")
     parser.add_argument("--systems", type=int, default=100000)
     parser.add_argument("--backend", default="auto")
+    parser.add_argument("--data", default=DATA, help="folder with the Kepler-9 files of ../shared/data")
+    parser.add_argument("--config", default=os.path.join(ROOT, "examples", "kepler9.cfg"))
     args = parser.parse_args()
-    rv, transits = load_data()
+    rv, transits = load_data(args.data)
     params = [k9.G, k9.STAR]
     for row in k9.initial_astrocentric():
         params += list(row)
@@ -77,8 +84,8 @@ def main():
     per_call = (time.perf_counter() - t0) / n
     print(f"TTVFast {ttvfast.__version__}: one likelihood (call + chi^2), step {k9.STEP:.6f} d, "
           f"span {k9.T_END - k9.T_REF:.0f} d: {per_call * 1e3:.4f} ms ({n} calls) = {1 / per_call:.1f} per second per core")
-    out = subprocess.run([args.swarmfit, "bench", "--only", "B7", "--backend", args.backend, "--threads", "0",
-                          "--b7-systems", str(args.systems), "--b7-config", os.path.join(ROOT, "examples", "kepler9.cfg")],
+    out = subprocess.run(shlex.split(args.swarmfit) + ["bench", "--only", "B7", "--backend", args.backend, "--threads", "0",
+                                                       "--b7-systems", str(args.systems), "--b7-config", args.config],
                          capture_output=True, text=True, check=True).stdout
     print(out, end="")
     for line in out.splitlines():

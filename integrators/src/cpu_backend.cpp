@@ -26,13 +26,11 @@ void integrate_observed_cpu(Ensemble& ensemble, const RunRequest& request, const
   run_cpu(ensemble, request, &tables);
 }
 
-void integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
-                        const std::string& backend) {
-  if (backend == "cuda") {
-    integrate_observed_cuda(ensemble, request, tables);
-  } else {
-    integrate_observed_cpu(ensemble, request, tables);
-  }
+DeviceTiming integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
+                                const std::string& backend) {
+  if (backend == "cuda") return integrate_observed_cuda(ensemble, request, tables);
+  integrate_observed_cpu(ensemble, request, tables);
+  return DeviceTiming{};
 }
 
 void integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend) {

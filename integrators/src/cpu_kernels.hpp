@@ -38,10 +38,11 @@ void integrate_chunks(EnsembleView view, const RunRequest& request, const Observ
       load_lanes<N>(view, chunk, lane, bodies, radius, clock);
       if (tables) {
         if constexpr (N <= kMaxObservedBodies) {
-          LikelihoodObserver<N, T> observer(*tables, chunk * kChunk + lane);
+          ObserverRecord<N, T> record(*tables, chunk * kChunk + lane);
+          LikelihoodObserver<N, T> observer(record);
           integrate_lanes<Scheme, N, T>(bodies, radius, clock, request.destination_time, request.step, request.monitors,
                                         &observer);
-          observer.finish(clock.status);
+          clock.status = observer.finish(clock.status);
         }
       } else {
         integrate_lanes<Scheme, N, T>(bodies, radius, clock, request.destination_time, request.step, request.monitors);

@@ -33,9 +33,10 @@ __global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
   Clock<double> clock;
   load_lanes<N>(view, chunk, lane, bodies, radius, clock);
   if constexpr (Observed) {
-    LikelihoodObserver<N, double> observer(tables, system);
+    ObserverRecord<N, double> record(tables, system);
+    LikelihoodObserver<N, double> observer(record);
     integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors, &observer);
-    observer.finish(clock.status);
+    clock.status = observer.finish(clock.status);
   } else {
     integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors);
   }

@@ -1,5 +1,7 @@
 #include "swarmfit/models/likelihood.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -185,13 +187,18 @@ RunRequest LikelihoodProblem::request(double duration) const {
 
 void LikelihoodProblem::build_ensemble(const double* params, long n, Ensemble& ensemble,
                                        std::vector<int>& invalid) const {
-  const int nb = model_.num_bodies();
+  const int nb = model_.num_bodies();  // <= kMaxObservedBodies (constructor)
   const int np = model_.num_parameters();
   invalid.assign(n, 0);
-  std::vector<double> mass(nb);
-  std::vector<double[3]> pos(nb), vel(nb);
+  // Parameters -> initial conditions, in parallel: for a GPU batch of 1e5-1e6 systems this host
+  // step would otherwise cost as much as the integration. Systems are independent (distinct
+  // ensemble slots), so the result does not depend on the thread count.
+  const int threads = settings_.threads > 0 ? settings_.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (long s = 0; s < n; ++s) {
-    if (!model_.initial_state(params + s * np, pos.data(), vel.data(), mass.data())) {
+    double mass[kMaxObservedBodies];
+    double pos[kMaxObservedBodies][3], vel[kMaxObservedBodies][3];
+    if (!model_.initial_state(params + s * np, pos, vel, mass)) {
       // A harmless stand-in (never integrated: its status is set) keeps SIMD lanes finite.
       invalid[s] = 1;
       for (int i = 0; i < nb; ++i) {
@@ -216,8 +223,8 @@ void LikelihoodProblem::build_ensemble(const double* params, long n, Ensemble& e
   }
 }
 
-void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status,
-                                 ModelCurves* curves) const {
+void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,
+                                 DeviceTiming* timing) const {
   if (n <= 0) return;
   Ensemble ensemble(n, model_.num_bodies());
   std::vector<int> invalid;
@@ -241,7 +248,8 @@ void LikelihoodProblem::evaluate(const double* params, long n, double* log_likel
     tables.rv_model = curves->rv.data();
     tables.transit_model = curves->transits.data();
   }
-  integrate_observed(ensemble, request(duration_), tables, settings_.backend);
+  const DeviceTiming device = integrate_observed(ensemble, request(duration_), tables, settings_.backend);
+  if (timing) *timing = device;
   for (long s = 0; s < n; ++s) {
     status[s] = ensemble.status(s);
     log_likelihood[s] = status[s] == kStatusOk ? lnl[s] : -HUGE_VAL;

@@ -267,8 +267,9 @@ TEST(Observers, BrokenProposalsGetMinusInfinityAndAStatus) {
   const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 400.0, {0, 1}, 40, 2e-4, 2.0);
   const LikelihoodProblem problem(data, s.model, s.settings, s.truth);
   // Orbital crossings are tested on RVs alone over a longer span, so that no transit is missed
-  // before the encounter.
-  const Dataset rv_only = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 3000.0, {}, 40, 2e-4, 2.0);
+  // before the encounter. Crossing orbits meet at a time that round-off can move (the orbits are
+  // chaotic): 20000 d (~1000 orbits of c) makes an encounter certain, not a matter of luck.
+  const Dataset rv_only = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 20000.0, {}, 40, 2e-4, 2.0);
   const LikelihoodProblem dynamics(rv_only, s.model, s.settings, s.truth);
   const PlanetaryModel& m = s.model;
   struct Case {

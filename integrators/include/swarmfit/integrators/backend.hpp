@@ -38,10 +38,11 @@ void integrate(Ensemble& ensemble, const RunRequest& request, const std::string&
 // One likelihood pass: integrates every system to destination_time with the observers of
 // observers.hpp, which write tables.log_likelihood[system] (and the model curves where asked);
 // the status codes land in the ensemble. Systems of 2 to kMaxObservedBodies bodies. The CUDA
-// version copies the tables to the device and the results back.
+// version copies the tables to the device and the results back (and returns its timing; the
+// CPU version returns zeros).
 void integrate_observed_cpu(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
 DeviceTiming integrate_observed_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
-void integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
-                        const std::string& backend);
+DeviceTiming integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
+                                const std::string& backend);
 
 }  // namespace swarmfit

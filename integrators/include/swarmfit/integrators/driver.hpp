@@ -21,7 +21,7 @@ struct Clock {
 // Monitors (Swarm-NG sec. 3.3 "monitors"): returns a status code per lane, 0 where all is well.
 // Every test avoids square roots and cube roots: the Hill criterion
 //   |x_i - x_j| < k R_H,  R_H = ((m_i + m_j) / 3 m0)^(1/3) rbar,  rbar^2 = (r_i^2 + r_j^2) / 2
-// is compared as |x_i - x_j|^6 < k^6 ((m_i + m_j) / 3 m0)^2 rbar^6.
+// is compared as 9 m0^2 |x_i - x_j|^6 < k^6 (m_i + m_j)^2 rbar^6.
 template <int N, class T>
 SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (&mass)[N], const T (&radius)[N],
                              const MonitorParams& m, double G) {
@@ -50,6 +50,7 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
   if (m.close_approach > 0.0) {
     const double k2 = m.close_approach * m.close_approach;
     const double k6 = k2 * k2 * k2;
+    const T nine_m0_squared = 9.0 * mass[0] * mass[0];
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
       SWARMFIT_UNROLL_BODIES(N)
@@ -57,9 +58,11 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
         if (j <= i) continue;
         const T dx = rp[j][0] - rp[i][0], dy = rp[j][1] - rp[i][1], dz = rp[j][2] - rp[i][2];
         const T d2 = dx * dx + dy * dy + dz * dz;
-        const T hill = (mass[i] + mass[j]) / (3.0 * mass[0]);
+        // (m_i + m_j) / 3 m0 squared, with the 9 m0^2 moved to the left (no division per pair).
+        const T pair_mass = mass[i] + mass[j];
         const T rbar2 = 0.5 * (r2[i] + r2[j]);
-        code = select(d2 * d2 * d2 < k6 * hill * hill * rbar2 * rbar2 * rbar2, T(kStatusCloseEncounter), code);
+        code = select(nine_m0_squared * d2 * d2 * d2 < k6 * pair_mass * pair_mass * rbar2 * rbar2 * rbar2,
+                      T(kStatusCloseEncounter), code);
       }
     }
   }

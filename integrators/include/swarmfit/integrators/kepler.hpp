@@ -14,24 +14,39 @@ namespace swarmfit {
 
 constexpr int kKeplerMaxIterations = 64;
 
-// c0..c3 of z = beta s^2 (Stumpff functions), lane-wise.
+// (-1)^j / (2j + 2)! and (-1)^j / (2j + 3)!, j = 8 down to 0: the series of c2 and c3. In constant
+// memory on the GPU, where an FMA reads a constant-bank operand directly (a literal double
+// operand costs two moves into uniform registers at every use).
+static SWARMFIT_CONSTANT double kStumpffSeries[2][9] = {
+    {1.5619206968586225e-16, -4.779477332387385e-14, 1.1470745597729725e-11, -2.08767569878681e-09,
+     2.755731922398589e-07, -2.48015873015873e-05, 0.001388888888888889, -0.041666666666666664, 0.5},
+    {8.22063524662433e-18, -2.8114572543455206e-15, 7.647163731819816e-13, -1.6059043836821613e-10,
+     2.505210838544172e-08, -2.7557319223985893e-06, 0.0001984126984126984, -0.008333333333333333,
+     0.16666666666666666}};
+
+// c0..c3 of z = beta s^2 (Stumpff functions), lane-wise. Series c_k(z) = sum_j (-z)^j / (2j+k)!
+// in Horner form with reciprocal factorials (multiplications only: an FP64 division costs ~10
+// FMAs on a GPU); |z| is quartered down to 0.5 first, where nine terms reach round-off (the first
+// term left out is below 1e-21). A Wisdom-Holman step of P/20 has z ~ (2 pi / 20)^2 ~ 0.1, so the
+// quartering loop normally does not run.
 template <class T>
 SWARMFIT_HD void stumpff(T z, T& c0, T& c1, T& c2, T& c3) {
   using Mask = MaskOf<T>;
   T quarterings = 0.0;
-  // Quarter the argument until |z| <= 0.1, where the series below converge to round-off.
   SWARMFIT_ROLLED
   for (int k = 0; k < 40; ++k) {
-    const Mask big = lane_abs(z) > 0.1;
+    const Mask big = lane_abs(z) > 0.5;
     if (!any(big)) break;
     z = select(big, z * 0.25, z);
     quarterings = select(big, quarterings + 1.0, quarterings);
   }
-  c3 = (1.0 / 6.0) *
-       (1.0 -
-        z / 20.0 * (1.0 - z / 42.0 * (1.0 - z / 72.0 * (1.0 - z / 110.0 * (1.0 - z / 156.0 * (1.0 - z / 210.0))))));
-  c2 = 0.5 * (1.0 - z / 12.0 *
-                        (1.0 - z / 30.0 * (1.0 - z / 56.0 * (1.0 - z / 90.0 * (1.0 - z / 132.0 * (1.0 - z / 182.0))))));
+  c2 = kStumpffSeries[0][0];
+  c3 = kStumpffSeries[1][0];
+  SWARMFIT_UNROLL
+  for (int j = 1; j < 9; ++j) {
+    c2 = c2 * z + kStumpffSeries[0][j];
+    c3 = c3 * z + kStumpffSeries[1][j];
+  }
   c1 = 1.0 - z * c3;
   c0 = 1.0 - z * c2;
   // Undo the quartering: z -> 4z doubles the angle (cos 2x, sin 2x / 2x, ...).
@@ -51,86 +66,179 @@ SWARMFIT_HD void stumpff(T z, T& c0, T& c1, T& c2, T& c3) {
   }
 }
 
-// Advances (x, v) by time h about gravitational parameter mu. Returns the lanes whose solve
-// converged; a lane that did not keeps a finite state (the best bracketed estimate).
+// One universal-variable solve, in three parts so that several independent solves can run in
+// lock step (kepler_drift_bodies): start() sets up the bracket and the first guess, iterate()
+// takes one safeguarded Halley step on the lanes not yet converged, finish() applies the f and g
+// functions. A lane that did not converge keeps a finite state (the best bracketed estimate).
 template <class T>
-SWARMFIT_HD MaskOf<T> kepler_drift(T (&x)[3], T (&v)[3], T mu, T h) {
+struct KeplerSolve {
   using Mask = MaskOf<T>;
-  const T r0 = lane_sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-  const T v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-  const T eta0 = x[0] * v[0] + x[1] * v[1] + x[2] * v[2];
-  const T beta = 2.0 * mu / r0 - v2;
-  const T zeta0 = mu - beta * r0;
-  const Mask bound = beta > 0.0;
+  T mu, r0, eta0, zeta0, beta, hr, lo, hi, s;
+  Mask converged;
+  // G0..G3 at the s of the last iteration, and that iteration's Halley step: finish() updates
+  // them to the final s by a Taylor series instead of evaluating the Stumpff functions again.
+  T g0, g1, g2, g3, step;
 
-  // Bound orbits: remove whole periods (P = 2 pi mu / beta^1.5), so |h| <= P/2, and bracket s by
-  // one period of the universal anomaly (2 pi / sqrt(beta)).
-  const double two_pi = 6.283185307179586;
-  const T sqrt_beta = lane_sqrt(lane_abs(beta));
-  const T period = select(bound, two_pi * mu / (beta * sqrt_beta), T(0.0));
-  const T whole = select(bound, lane_floor(h / period + 0.5), T(0.0));
-  const T hr = h - whole * period;
-  const T s_span = select(bound, two_pi / sqrt_beta, T(1e300));
-  const Mask forward = hr >= 0.0;
-  T lo = select(forward, T(0.0), -s_span);
-  T hi = select(forward, s_span, T(0.0));
+  SWARMFIT_HD void start(const T (&x)[3], const T (&v)[3], T gm, T h) {
+    mu = gm;
+    r0 = lane_sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    const T inv_r0 = 1.0 / r0;
+    const T v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    eta0 = x[0] * v[0] + x[1] * v[1] + x[2] * v[2];
+    beta = 2.0 * mu * inv_r0 - v2;
+    zeta0 = mu - beta * r0;
+    const Mask bound = beta > 0.0;
 
-  // Second-order series guess s ~ h/r0 - eta0 h^2 / (2 r0^3), clamped into the bracket.
-  const T inv_r0 = 1.0 / r0;
-  T s = hr * inv_r0 - 0.5 * eta0 * hr * hr * inv_r0 * inv_r0 * inv_r0;
-  s = lane_min(lane_max(s, lo), hi);
+    // Bound orbits: remove whole periods (P = 2 pi mu / beta^1.5), so |h| <= P/2, and bracket s
+    // by one period of the universal anomaly (2 pi / sqrt(beta)).
+    const double two_pi = 6.283185307179586;
+    const T inv_sqrt_beta = 1.0 / lane_sqrt(lane_abs(beta));
+    const T s_period = two_pi * inv_sqrt_beta;
+    const T period = select(bound, mu * s_period * inv_sqrt_beta * inv_sqrt_beta, T(0.0));
+    const T whole = select(bound, lane_floor(h / period + 0.5), T(0.0));
+    hr = h - whole * period;
+    const T s_span = select(bound, s_period, T(1e300));
+    const Mask forward = hr >= 0.0;
+    lo = select(forward, T(0.0), -s_span);
+    hi = select(forward, s_span, T(0.0));
 
-  Mask converged = hr == 0.0;
-  s = select(converged, T(0.0), s);
-  SWARMFIT_ROLLED
-  for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
-    if (all(converged)) break;
+    // Fifth-order series of s(h), from inverting h = r0 s + eta0 G2(s) + zeta0 G3(s) term by term
+    // (G_k(s) = s^k c_k(beta s^2)); with u = h/r0, e0 = eta0/r0, z0 = zeta0/r0:
+    //   s = u [1 - e0 u/2 + (3 e0^2 - z0) u^2/6 + e0 (beta - 15 e0^2 + 10 z0) u^3/24
+    //          + (beta (z0 - 15 e0^2) + 105 e0^4 - 105 e0^2 z0 + 10 z0^2) u^4/120 + O(u^5)],
+    // exact for circular orbits. For steps of P/20 and moderate e its error is ~1e-6 of s, which
+    // one Halley step takes to round-off (iterate's cubic test). Where the expansion parameters
+    // are not small (long drifts, hyperbolic escapes) the terms of order 4 and 5 are dropped, a
+    // safer start for the bracketed iteration; clamped into the bracket.
+    const T u = hr * inv_r0;
+    const T e0 = eta0 * inv_r0, z0 = zeta0 * inv_r0;
+    const T e02 = e0 * e0, u2 = u * u;
+    const Mask small = mask_and(mask_and(lane_abs(beta) * u2 <= 0.5, lane_abs(z0) * u2 <= 0.5), e02 * u2 <= 0.25);
+    const T a4 = (1.0 / 120.0) * (beta * (z0 - 15.0 * e02) + e02 * (105.0 * e02 - 105.0 * z0) + 10.0 * z0 * z0);
+    const T a3 = select(small, (1.0 / 24.0) * e0 * (beta - 15.0 * e02 + 10.0 * z0), T(0.0));
+    const T a2 = (1.0 / 6.0) * (3.0 * e02 - z0);
+    s = u * (1.0 + u * (-0.5 * e0 + u * (a2 + u * (a3 + u * select(small, a4, T(0.0))))));
+    s = lane_min(lane_max(s, lo), hi);
+    converged = hr == 0.0;
+    s = select(converged, T(0.0), s);
+    g0 = 1.0;
+    g1 = g2 = g3 = step = 0.0;
+  }
+
+  SWARMFIT_HD void iterate() {
     T c0, c1, c2, c3;
     stumpff(beta * s * s, c0, c1, c2, c3);
-    const T g1 = s * c1;
-    const T g2 = s * s * c2;
-    const T g3 = s * s * s * c3;
-    const T f = r0 * s + eta0 * g2 + zeta0 * g3 - hr;
-    const T fp = r0 + eta0 * g1 + zeta0 * g2;
-    const T fpp = eta0 * c0 + zeta0 * g1;
+    const T s2 = s * s;
+    const T G1 = s * c1, G2 = s2 * c2, G3 = s2 * s * c3;
+    const T f = r0 * s + eta0 * G2 + zeta0 * G3 - hr;
+    const T fp = r0 + eta0 * G1 + zeta0 * G2;
+    const T fpp = eta0 * c0 + zeta0 * G1;
     const Mask finite = mask_and(lane_isfinite(f), lane_isfinite(fp));
     // F is increasing: the sign of F moves one side of the bracket (an overflow counts as > 0).
     const Mask below = mask_and(finite, f < 0.0);
     const Mask active = mask_not(converged);
     lo = select(mask_and(active, below), s, lo);
     hi = select(mask_and(active, mask_not(below)), s, hi);
-    // Halley step (cubic convergence), then bisection wherever it leaves the bracket.
-    T next = s - 2.0 * f * fp / (2.0 * fp * fp - f * fpp);
+    // Halley step (cubic convergence), then bisection wherever it leaves the bracket. F' / (...)
+    // rather than F F' / (...): F is often exactly 0 after the series guess (circular orbits),
+    // and a GPU division with a zero numerator leaves the fast path for a ~100-instruction one.
+    T next = s - 2.0 * f * (fp / (2.0 * fp * fp - f * fpp));
     const Mask inside = mask_and(mask_and(lane_isfinite(next), next >= lo), next <= hi);
     next = select(inside, next, 0.5 * (lo + hi));
     next = select(f == 0.0, s, next);
+    const T d = next - s;
+    const T step_size = lane_abs(d);
     // Converged when the update is a few ulps: with contracted (FMA) arithmetic Halley's iterate
-    // can wander by an ulp or two around the root instead of settling on one value.
-    const Mask done = mask_or(lane_abs(next - s) <= 2e-15 * lane_abs(s), f == 0.0);
+    // can wander by an ulp or two around the root instead of settling on one value. Or, saving
+    // that confirming iteration, when a small Halley step leaves an error below round-off: the
+    // next error is A d^3 for a step d, with Halley's error constant A = F''^2/(4F'^2) -
+    // F'''/(6F') (F''' = zeta0 c0 - beta eta0 s c1), i.e. |3F''^2 - 2F'F'''| d^3 <= 12F'^2 1e-16 |s|.
+    const T fppp = zeta0 * c0 - beta * eta0 * G1;
+    const Mask cubic = mask_and(mask_and(inside, step_size <= 1e-5 * lane_abs(next)),
+                                lane_abs(3.0 * fpp * fpp - 2.0 * fp * fppp) * step_size * step_size * step_size <=
+                                    1.2e-15 * fp * fp * lane_abs(next));
+    const Mask done = mask_or(mask_or(step_size <= 2e-15 * lane_abs(s), cubic), f == 0.0);
+    g0 = select(active, c0, g0);
+    g1 = select(active, G1, g1);
+    g2 = select(active, G2, g2);
+    g3 = select(active, G3, g3);
+    step = select(active, d, step);
     s = select(active, next, s);
     converged = mask_or(converged, mask_and(active, mask_and(finite, done)));
     // An empty bracket means s is determined to round-off.
     converged = mask_or(converged, mask_and(active, hi - lo <= 2e-15 * lane_abs(s)));
   }
 
-  T c0, c1, c2, c3;
-  stumpff(beta * s * s, c0, c1, c2, c3);
-  const T g1 = s * c1;
-  const T g2 = s * s * c2;
-  const T g3 = s * s * s * c3;
-  const T r = r0 + eta0 * g1 + zeta0 * g2;
-  const T f = 1.0 - mu * g2 * inv_r0;
-  const T g = hr - mu * g3;
-  const T fdot = -mu * g1 * inv_r0 / r;
-  const T gdot = 1.0 - mu * g2 / r;
-  const Mask ok = mask_and(converged, mask_and(lane_isfinite(f * gdot), lane_isfinite(g * fdot)));
-  SWARMFIT_UNROLL
-  for (int d = 0; d < 3; ++d) {
-    const T xn = f * x[d] + g * v[d];
-    const T vn = fdot * x[d] + gdot * v[d];
-    x[d] = select(ok, xn, x[d]);
-    v[d] = select(ok, vn, v[d]);
+  SWARMFIT_HD Mask finish(T (&x)[3], T (&v)[3]) const {
+    // G1..G3 at s = s_last + d from those at s_last: G_k' = G_(k-1), G0' = -beta G1, to third
+    // order; with |d| <= 1e-5 |s| (the cubic test) the first term left out is ~1e-20 relative.
+    const T d1 = step, d2 = 0.5 * step * step, d3 = (1.0 / 6.0) * step * step * step;
+    T G1 = g1 + d1 * g0 - beta * (d2 * g1 + d3 * g0);
+    T G2 = g2 + d1 * g1 + d2 * g0 - beta * d3 * g1;
+    T G3 = g3 + d1 * g2 + d2 * g1 + d3 * g0;
+    const Mask taylor = lane_abs(step) <= 1e-5 * lane_abs(s);
+    if (!all(taylor)) {  // a bisection or bracket-bound end: evaluate afresh
+      T c0, c1, c2, c3;
+      stumpff(beta * s * s, c0, c1, c2, c3);
+      G1 = select(taylor, G1, s * c1);
+      G2 = select(taylor, G2, s * s * c2);
+      G3 = select(taylor, G3, s * s * s * c3);
+    }
+    const T r = r0 + eta0 * G1 + zeta0 * G2;
+    const T f = 1.0 - mu * G2 / r0;
+    const T g = hr - mu * G3;
+    // Divisions by r, not products with 1/r: on the e = 0.9 two-body test the product doubled
+    // the accumulated round-off (tests/integrators/test_two_body.cpp).
+    const T fdot = -mu * G1 / r0 / r;
+    const T gdot = 1.0 - mu * G2 / r;
+    const Mask ok = mask_and(converged, mask_and(lane_isfinite(f * gdot), lane_isfinite(g * fdot)));
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      const T xn = f * x[d] + g * v[d];
+      const T vn = fdot * x[d] + gdot * v[d];
+      x[d] = select(ok, xn, x[d]);
+      v[d] = select(ok, vn, v[d]);
+    }
+    return ok;
   }
+};
+
+// Advances (x, v) by time h about gravitational parameter mu. Returns the lanes whose solve
+// converged; a lane that did not keeps a finite state (the best bracketed estimate).
+template <class T>
+SWARMFIT_HD MaskOf<T> kepler_drift(T (&x)[3], T (&v)[3], T mu, T h) {
+  KeplerSolve<T> k;
+  k.start(x, v, mu, h);
+  SWARMFIT_ROLLED
+  for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
+    if (all(k.converged)) break;
+    k.iterate();
+  }
+  return k.finish(x, v);
+}
+
+// Bodies 1..N-1 drifted by h about their own mu[i], the solves in lock step: each iteration
+// takes a Halley step of every body, so the N - 1 independent dependency chains interleave (one
+// GPU thread, or one SIMD pack, has N - 1 times the instruction-level parallelism of solving
+// them one after the other). Each body's result is the one kepler_drift gives it.
+template <int N, class T>
+SWARMFIT_HD MaskOf<T> kepler_drift_bodies(T (&x)[N][3], T (&v)[N][3], const T (&mu)[N], T h) {
+  using Mask = MaskOf<T>;
+  KeplerSolve<T> k[N];
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 1; i < N; ++i) k[i].start(x[i], v[i], mu[i], h);
+  SWARMFIT_ROLLED
+  for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
+    Mask done = Mask(true);
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) done = mask_and(done, k[i].converged);
+    if (all(done)) break;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) k[i].iterate();
+  }
+  Mask ok = Mask(true);
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 1; i < N; ++i) ok = mask_and(ok, k[i].finish(x[i], v[i]));
   return ok;
 }
 

@@ -118,10 +118,13 @@ struct Mvs {
     }
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = N - 1; i >= 1; --i) {
+      // One reciprocal per body (a division is ~10 FMAs on a GPU, ~100 with a zero numerator: a
+      // test particle's mass).
+      const T fraction = jac.mass[i] * (1.0 / msum[i]);
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) {
-        rx[d] = rx[d] - jac.mass[i] * jac.pos[i][d] / msum[i];
-        rv[d] = rv[d] - jac.mass[i] * jac.vel[i][d] / msum[i];
+        rx[d] = rx[d] - fraction * jac.pos[i][d];
+        rv[d] = rv[d] - fraction * jac.vel[i][d];
         x[i][d] = jac.pos[i][d] + rx[d];
         v[i][d] = jac.vel[i][d] + rv[d];
       }
@@ -135,31 +138,35 @@ struct Mvs {
 
   // ---- the three operators
   SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
-    Mask ok = Mask(true);
+    T mu[N];
+    mu[0] = 0.0;
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
-      const T mu = p.G * b.mass[0];
       SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 1; i < N; ++i) ok = mask_and(ok, kepler_drift(b.pos[i], b.vel[i], mu, tau));
+      for (int i = 1; i < N; ++i) mu[i] = p.G * b.mass[0];
     } else {
       T m = b.mass[0];
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
-        ok = mask_and(ok, kepler_drift(b.pos[i], b.vel[i], T(p.G * b.mass[0]) * mnew / m, tau));
+        mu[i] = T(p.G * b.mass[0]) * mnew / m;
         m = mnew;
       }
     }
+    const Mask ok = kepler_drift_bodies<N>(b.pos, b.vel, mu, tau);
     SWARMFIT_UNROLL
     for (int d = 0; d < 3; ++d) b.pos[0][d] = b.pos[0][d] + tau * b.vel[0][d];  // centre of mass
     return ok;
   }
   SWARMFIT_HD static void jump(Bodies<N, T>& b, T tau) {
+    // Products with 1/m0: the z sums of a coplanar system are exactly 0, and 0 / m0 takes the
+    // GPU's slow division path.
+    const T tau_m0 = tau * (1.0 / b.mass[0]);
     SWARMFIT_UNROLL
     for (int d = 0; d < 3; ++d) {
       T mv = 0.0;
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) mv += b.mass[i] * b.vel[i][d];
-      const T shift = tau * mv / b.mass[0];
+      const T shift = tau_m0 * mv;
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) b.pos[i][d] = b.pos[i][d] + shift;
     }
@@ -179,12 +186,13 @@ struct Mvs {
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
+        const T inv_m = 1.0 / m;
         const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
         const T rinv = lane_rsqrt(r2);
-        const T kepler_term = T(p.G * b.mass[0]) * mnew / m * rinv * rinv * rinv;
+        const T kepler_term = T(p.G * b.mass[0]) * mnew * inv_m * rinv * rinv * rinv;
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
-          acc[i][d] = a[i][d] - ca[d] / m + kepler_term * b.pos[i][d];
+          acc[i][d] = a[i][d] - ca[d] * inv_m + kepler_term * b.pos[i][d];
           ca[d] += b.mass[i] * a[i][d];
         }
         m = mnew;
@@ -238,6 +246,14 @@ struct Mvs {
     }
   }
 
+  // The out-of-line corrector works on a copy: handing b itself to a function that is not
+  // inlined would keep b in local memory for the whole integration instead of in registers.
+  SWARMFIT_HD static void corrector(Bodies<N, T>& b, const StepParams& p, double inv) {
+    Bodies<N, T> copy = b;
+    apply_corrector(copy, p, inv);
+    b = copy;
+  }
+
   // Drift (jump) or kick, whichever `op` names; the Kepler operator is called in one place
   // only, so the solver is inlined once per planet (code size, and nvcc compile time).
   SWARMFIT_HD static void linear_operator(int op, Bodies<N, T>& b, const StepParams& p, T tau) {
@@ -253,7 +269,7 @@ struct Mvs {
       inertial_to_democratic(b);
     } else {
       inertial_to_jacobi(b);
-      if (p.mvs_corrector > 0) apply_corrector(b, p, 1.0);
+      if (p.mvs_corrector > 0) corrector(b, p, 1.0);
     }
     w.pending = 0.0;
     h_next = p.time_step;
@@ -307,7 +323,7 @@ struct Mvs {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       democratic_to_inertial(b);
     } else {
-      if (p.mvs_corrector > 0) apply_corrector(b, p, -1.0);
+      if (p.mvs_corrector > 0) corrector(b, p, -1.0);
       T x[N][3], v[N][3];
       jacobi_to_inertial(b, x, v);
       SWARMFIT_UNROLL_BODIES(N)
@@ -332,12 +348,13 @@ struct Mvs {
   SWARMFIT_HD static void star_relative(const Bodies<N, T>& b, const Work&, const StepParams& p, T (&rp)[N][3],
                                         T (&rv)[N][3]) {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      const T inv_m0 = 1.0 / b.mass[0];
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) {
         T mv = 0.0;
         SWARMFIT_UNROLL_BODIES(N)
         for (int i = 1; i < N; ++i) mv += b.mass[i] * b.vel[i][d];
-        const T star_offset = mv / b.mass[0];  // V_i - v_star = V_i + sum m_k V_k / m0
+        const T star_offset = mv * inv_m0;  // V_i - v_star = V_i + sum m_k V_k / m0
         rp[0][d] = 0.0;
         rv[0][d] = 0.0;
         SWARMFIT_UNROLL_BODIES(N)

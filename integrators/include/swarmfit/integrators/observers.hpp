@@ -95,26 +95,29 @@ struct NoObserver {
   static constexpr bool kActive = false;
 };
 
+// The observers' state that only the out-of-line (cold) functions touch: per-instrument sums,
+// epochs, table rows. It stays in memory and LikelihoodObserver holds a reference to it. Handing
+// the observer itself, or the integrator's state, to a function that is not inlined would keep
+// them in (GPU local) memory for every step of the integration; so the cold functions are
+// members of this record and get copies of the state they read.
 template <int N, class T>
-struct LikelihoodObserver {
-  static constexpr bool kActive = true;
+struct ObserverRecord {
   using L = LaneTraits<T>;
   using Mask = MaskOf<T>;
 
   const ObservationTables& tab;
   long first_system;           // the system in lane 0
   T rv_next;                   // index of the next RV observation
-  T rv_next_time;              // its time (infinite when there is none): most steps test one vector
+  T rv_next_time;              // its time (infinite when there is none)
   T sums[kMaxInstruments][3];  // per instrument: sum w, sum w r, sum w r^2 (w = 1 / (sigma^2 + s^2))
   T log_weight_sum;            // sum ln w, less ln variance_product
   T variance_product;          // product of sigma^2 + s^2 not yet in log_weight_sum
   T transit_sum;               // sum r^2 / sigma^2, or sum ln(1 + r^2 / (nu sigma^2))
-  T g_prev[N];
-  T epoch_next[N];  // epoch of the next conjunction; < -1e299 until the first one
+  T epoch_next[N];             // epoch of the next conjunction; < -1e299 until the first one
   T row_next[N];
   T status;
 
-  SWARMFIT_HD LikelihoodObserver(const ObservationTables& tables, long first) : tab(tables), first_system(first) {
+  SWARMFIT_HD ObserverRecord(const ObservationTables& tables, long first) : tab(tables), first_system(first) {
     rv_next = 0.0;
     rv_next_time = tab.num_rv > 0 ? tab.rv_time[0] : HUGE_VAL;
     for (int j = 0; j < kMaxInstruments; ++j) sums[j][0] = sums[j][1] = sums[j][2] = 0.0;
@@ -123,32 +126,9 @@ struct LikelihoodObserver {
     transit_sum = 0.0;
     status = 0.0;
     for (int i = 0; i < N; ++i) {
-      g_prev[i] = 0.0;
       epoch_next[i] = -1e300;
       row_next[i] = double(i < kMaxObservedBodies ? tab.transit_begin[i] : 0);
     }
-  }
-
-  template <template <int, class> class Scheme>
-  SWARMFIT_HD void start(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p) {
-    T rp[N][3], rv[N][3];
-    Scheme<N, T>::star_relative(b, w, p, rp, rv);
-    for (int i = 0; i < N; ++i) g_prev[i] = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
-  }
-
-  // After a step that moved the lanes in `advanced` to time t_new (a step of length h); rp, rv:
-  // the stored state relative to the star (as the monitors see it).
-  template <template <int, class> class Scheme>
-  SWARMFIT_HD void after_step(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T t_new,
-                              T h, Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
-    observe_rv<Scheme>(b, w, p, t_new, advanced);
-    observe_transits<Scheme>(b, w, p, t_new, h, advanced, rp, rv);
-  }
-
-  template <template <int, class> class Scheme>
-  SWARMFIT_HD void observe_rv(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T t_new,
-                              Mask advanced) {
-    if (any(mask_and(advanced, rv_next_time <= t_new))) record_rv<Scheme>(b, w, p, t_new, advanced);
   }
 
   // Every lane may have several observations inside this step; each pass takes the next one.
@@ -196,18 +176,6 @@ struct LikelihoodObserver {
     for (int l = 0; l < L::width; ++l) {
       L::set_lane(log_weight_sum, l, L::lane(log_weight_sum, l) - log(L::lane(variance_product, l)));
       L::set_lane(variance_product, l, 1.0);
-    }
-  }
-
-  template <template <int, class> class Scheme>
-  SWARMFIT_HD void observe_transits(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                    T t_new, T h, Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
-    for (int i = 1; i < N && i < kMaxObservedBodies; ++i) {
-      if (!tab.detect[i]) continue;
-      const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
-      const Mask crossing = mask_and(mask_and(advanced, g_prev[i] < 0.0), mask_and(g >= 0.0, rp[i][2] > 0.0));
-      g_prev[i] = select(advanced, g, g_prev[i]);
-      if (any(crossing)) refine_transit<Scheme>(b, w, p, t_new, h, i, crossing, rp[i], rv[i]);
     }
   }
 
@@ -332,12 +300,65 @@ struct LikelihoodObserver {
       if (tab.log_likelihood) tab.log_likelihood[sys] = code == kStatusOk ? lnl : -HUGE_VAL;
     }
   }
+};
 
- private:
-  SWARMFIT_HD static Mask lane_mask(int l) {
-    T v = 0.0;
-    L::set_lane(v, l, 1.0);
-    return v > 0.0;
+// The policy integrate_lanes() calls after every step: the hot part of the likelihood observers,
+// a few values per lane that stay in registers (the next RV time, the sky-plane r.v of each planet
+// at the last step, the status), and a reference to the record that the cold functions update.
+template <int N, class T>
+struct LikelihoodObserver {
+  static constexpr bool kActive = true;
+  using Mask = MaskOf<T>;
+  using Record = ObserverRecord<N, T>;
+
+  Record& rec;
+  T rv_next_time;
+  T g_prev[N];
+  T status;
+
+  SWARMFIT_HD explicit LikelihoodObserver(Record& record) : rec(record), rv_next_time(record.rv_next_time) {
+    status = 0.0;
+    for (int i = 0; i < N; ++i) g_prev[i] = 0.0;
+  }
+
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD void start(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p) {
+    T rp[N][3], rv[N][3];
+    Scheme<N, T>::star_relative(b, w, p, rp, rv);
+    for (int i = 0; i < N; ++i) g_prev[i] = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
+  }
+
+  // After a step that moved the lanes in `advanced` to time t_new (a step of length h); rp, rv:
+  // the stored state relative to the star (as the monitors see it).
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD void after_step(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T t_new,
+                              T h, Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
+    if (any(mask_and(advanced, rv_next_time <= t_new))) {
+      const Bodies<N, T> b_copy = b;
+      const typename Scheme<N, T>::Work w_copy = w;
+      rec.template record_rv<Scheme>(b_copy, w_copy, p, t_new, advanced);
+      rv_next_time = rec.rv_next_time;
+    }
+    for (int i = 1; i < N && i < kMaxObservedBodies; ++i) {
+      if (!rec.tab.detect[i]) continue;
+      const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
+      const Mask crossing = mask_and(mask_and(advanced, g_prev[i] < 0.0), mask_and(g >= 0.0, rp[i][2] > 0.0));
+      g_prev[i] = select(advanced, g, g_prev[i]);
+      if (any(crossing)) {
+        const Bodies<N, T> b_copy = b;
+        const typename Scheme<N, T>::Work w_copy = w;
+        const T x0[3] = {rp[i][0], rp[i][1], rp[i][2]}, v0[3] = {rv[i][0], rv[i][1], rv[i][2]};
+        rec.template refine_transit<Scheme>(b_copy, w_copy, p, t_new, h, i, crossing, x0, v0);
+        status = rec.status;
+      }
+    }
+  }
+
+  // At the end: the status to store (ln L is written to the tables).
+  SWARMFIT_HD T finish(T clock_status) {
+    T code = clock_status;
+    rec.finish(code);
+    return code;
   }
 };
 

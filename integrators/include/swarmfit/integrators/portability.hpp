@@ -2,6 +2,16 @@
 // (habit 1 of design/STYLE.md; after Kokkos_Macros.hpp / AMReX_GpuQualifiers.H).
 #pragma once
 
+// SWARMFIT_CONSTANT: a table the physics reads (`static SWARMFIT_CONSTANT double t[] = ...`):
+// constant memory in the device pass, not declared const there so that the values stay loads
+// from the constant bank (operands of the FMAs) instead of being folded into literal operands;
+// const on the host.
+#if defined(__CUDA_ARCH__)
+#define SWARMFIT_CONSTANT __constant__
+#else
+#define SWARMFIT_CONSTANT const
+#endif
+
 // SWARMFIT_HD_COLD: rarely executed host/device code (observations, correctors) kept out of
 // line on the GPU, so the hot loop stays small and nvcc does not inline it at every call site.
 #if defined(__CUDACC__)

@@ -57,9 +57,10 @@ class LikelihoodProblem {
 
   // params: n_systems columns of num_parameters() values (column k = parameters of system k).
   // Writes ln L (or -inf) and a status code per system; with curves, also the model RVs at the
-  // data times and the model transit times of the data rows.
+  // data times and the model transit times of the data rows; with timing, the CUDA backend's
+  // kernel and device times (benchmarks).
   void evaluate(const double* params, long n_systems, double* log_likelihood, int* status,
-                ModelCurves* curves = nullptr) const;
+                ModelCurves* curves = nullptr, DeviceTiming* timing = nullptr) const;
   // The same integrations without the observers (benchmarks: what the observers cost).
   void integrate_without_observers(const double* params, long n_systems, int* status) const;
   // The star's RV (m/s, barycentric, no offset) at arbitrary times, for plots and predictions.
