@@ -98,7 +98,7 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
 
 void print(const std::vector<Row>& rows, double peak_tflops) {
   std::cout << std::left << std::setw(4) << "B" << std::setw(6) << "back" << std::setw(17) << "integrator" << std::right
-            << std::setw(3) << "n" << std::setw(8) << "systems" << std::setw(8) << "dt" << std::setw(6) << "T"
+            << std::setw(3) << "n" << std::setw(8) << "systems" << std::setw(8) << "dt" << std::setw(9) << "T"
             << std::setw(10) << "steps" << std::setw(11) << "kernel_ms" << std::setw(10) << "total_ms" << std::setw(11)
             << "sys-step/s" << std::setw(10) << "pairs/s" << std::setw(7) << "FP64%" << std::setw(10) << "worst_dE"
             << std::setw(10) << "median_dE"
@@ -112,7 +112,7 @@ void print(const std::vector<Row>& rows, double peak_tflops) {
       fraction << "-";
     std::cout << std::left << std::setw(4) << r.bench << std::setw(6) << r.backend << std::setw(17) << r.integrator
               << std::right << std::setw(3) << r.n << std::setw(8) << r.systems << std::setw(8) << std::setprecision(2)
-              << r.dt << std::setw(6) << r.t_end << std::setw(10) << std::setprecision(3) << r.steps << std::setw(11)
+              << r.dt << std::setw(9) << r.t_end << std::setw(10) << std::setprecision(3) << r.steps << std::setw(11)
               << std::setprecision(4) << r.kernel_ms << std::setw(10) << r.total_ms << std::setw(11)
               << std::setprecision(3) << rate << std::setw(10) << rate * r.evaluations_per_step << std::setw(7)
               << fraction.str() << std::setw(10) << std::setprecision(2) << r.worst << std::setw(10) << r.median

@@ -52,15 +52,15 @@ struct Hermite : InertialCoordinates<N, T> {
         b.vel[i][d] = v0[i][d] + h * (a0[i][d] + h2 * j0[i][d]);
       }
     }
-    const T h12 = h * (1.0 / 12.0);
+    const T h6 = h * (1.0 / 6.0);  // h/2 * h/6 = h^2/12: four operations per component
     for (int iteration = 0; iteration < 2; ++iteration) {
       accelerations_and_jerks<N>(b.pos, b.vel, b.mass, p.G, w.acc, w.jerk);
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 0; i < N; ++i) {
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
-          b.vel[i][d] = v0[i][d] + h2 * ((a0[i][d] + w.acc[i][d]) + h12 * (j0[i][d] - w.jerk[i][d]) * 2.0);
-          b.pos[i][d] = x0[i][d] + h2 * ((v0[i][d] + b.vel[i][d]) + h12 * (a0[i][d] - w.acc[i][d]) * 2.0);
+          b.vel[i][d] = v0[i][d] + h2 * ((a0[i][d] + w.acc[i][d]) + h6 * (j0[i][d] - w.jerk[i][d]));
+          b.pos[i][d] = x0[i][d] + h2 * ((v0[i][d] + b.vel[i][d]) + h6 * (a0[i][d] - w.acc[i][d]));
         }
       }
     }
