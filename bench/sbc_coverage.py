@@ -90,6 +90,7 @@ def fit_config(truth, data_dir, args, seed):
     return (f"walkers = {args.walkers}\ngenerations = {args.generations}\noptimize = 0\nseed = {seed}\n"
             f"ess_target = {args.ess_target}\nrhat_target = {args.rhat_target}\ncheck_every = {args.check_every}\n"
             f"progress = off\npredictive_draws = 0\nthreads = {args.threads}\n"
+            + "".join(f"{setting}\n" for setting in args.fit_args.split())
             + model_text(truth)
             + f"[instrument SIM]\noffset = {truth['offset_SIM']!r}\njitter = {truth['jitter_SIM']!r}\n\n"
             f"[rv SIM]\nfile = {data_dir}/rv.txt\ncolumns = time rv rv_error\n\n"
@@ -151,6 +152,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="threads per fit")
     parser.add_argument("--jobs", type=int, default=1, help="fits run at once")
     parser.add_argument("--tolerance", type=float, default=3.0, help="allowed deviation, standard errors")
+    parser.add_argument("--fit-args", default="",
+                        help="more fit settings, space-separated key=value (e.g. 'kde=0.5 kde_components=512')")
     parser.add_argument("--small", action="store_true",
                         help="CI size: circular orbits, 16 datasets, 24 walkers, ESS 200")
     parser.add_argument("--output", default="")

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "commands.hpp"
@@ -181,16 +182,30 @@ class Posterior {
     if (inside.empty()) return;
     std::vector<double> lnl(inside.size());
     std::vector<int> codes(inside.size());
-    problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data());
+    const auto started = std::chrono::steady_clock::now();
+    DeviceTiming device;
+    problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data(), nullptr, &device);
+    time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    time_->kernel_ms += device.kernel_ms;
+    time_->device_ms += device.total_ms;
+    ++time_->calls;
     for (std::size_t j = 0; j < inside.size(); ++j) {
       log_likelihood(inside[j]) = std::isnan(lnl[j]) ? -kInf : lnl[j];
       status[inside[j]] = codes[j];
     }
   }
+  // Where a run's time goes: the batched likelihood calls (and of them, on the CUDA backend, the
+  // kernels and the device's allocations and copies).
+  struct Time {
+    double seconds = 0, kernel_ms = 0, device_ms = 0;
+    long calls = 0;
+  };
+  const Time& time() const { return *time_; }  // shared by the copies the sampler keeps
 
  private:
   const ParameterSpace& space_;
   const LikelihoodProblem& problem_;
+  std::shared_ptr<Time> time_ = std::make_shared<Time>();
 };
 
 double posterior_value(double lp, double ll) { return (lp > -kInf && ll > -kInf) ? lp + ll : -kInf; }
@@ -535,6 +550,8 @@ int fit_command(int argc, char** argv) {
   int interrupted = 0;
   long walkers_reset = 0;
   const long reset_until = s.burn_in >= 0 ? s.burn_in : s.generations / 4;
+  double check_seconds = 0, checkpoint_seconds = 0, loop_start = elapsed();
+  const Posterior::Time time_before = posterior.time();
   while (sampler->generation() < s.generations) {
     sampler->step();
     const long g = sampler->generation();
@@ -553,6 +570,7 @@ int fit_command(int argc, char** argv) {
       walkers_reset += static_cast<long>(outliers.size());
     }
     if (convergence_check_due(g, s.check_every)) {
+      const double check_start = elapsed();
       const long first = s.burn_in >= 0 ? first_kept_draw(run, s.burn_in) : run.chain.num_draws() / 2;
       if (run.chain.num_draws() - first >= 4) {
         worst_rhat = 0;
@@ -563,6 +581,7 @@ int fit_command(int argc, char** argv) {
         }
         converged = s.ess_target > 0 && worst_rhat < s.rhat_target && worst_ess >= s.ess_target;
       }
+      check_seconds += elapsed() - check_start;
     }
     if (s.progress && (elapsed() - last_progress > 0.5 || g == s.generations)) {
       last_progress = elapsed();
@@ -577,10 +596,13 @@ int fit_command(int argc, char** argv) {
     }
     if (converged) break;
     if ((s.checkpoint_every > 0 && g % s.checkpoint_every == 0) || elapsed() - last_checkpoint > s.checkpoint_seconds) {
+      const double checkpoint_start = elapsed();
       checkpoint(nullptr, nullptr, nullptr, 0);
       last_checkpoint = elapsed();
+      checkpoint_seconds += last_checkpoint - checkpoint_start;
     }
   }
+  const double loop_seconds = elapsed() - loop_start;
   if (s.progress) std::fprintf(stderr, "\n");
   if (interrupted) {
     checkpoint(nullptr, nullptr, nullptr, 0);
@@ -633,6 +655,17 @@ int fit_command(int argc, char** argv) {
     std::cout << ", swaps " << k << "-" << k + 1 << " " << sampler->swap_fraction(k);
   if (walkers_reset > 0) std::cout << ", " << walkers_reset << " outlier walkers reset in the burn-in";
   std::cout << (converged ? ", converged" : "") << "\n";
+  {  // where the sampling loop's time went
+    const Posterior::Time& t = posterior.time();
+    const double likelihood = t.seconds - time_before.seconds;
+    std::cout << "  sampling " << std::setprecision(4) << loop_seconds << " s: likelihood calls " << likelihood << " s";
+    if (t.device_ms > time_before.device_ms)
+      std::cout << " (GPU kernels " << 1e-3 * (t.kernel_ms - time_before.kernel_ms) << " s, device total "
+                << 1e-3 * (t.device_ms - time_before.device_ms) << " s)";
+    std::cout << ", convergence checks " << check_seconds << " s, checkpoints " << checkpoint_seconds
+              << " s, sampler and the rest " << loop_seconds - likelihood - check_seconds - checkpoint_seconds << " s\n"
+              << std::setprecision(6);
+  }
   if (run.chain.num_draws() - first >= 4) {
     const std::vector<SummaryRow> rows = summarize(run, c.model.get(), first);
     std::cout << "  posterior (" << run.chain.num_draws() - first << " draws x " << run.chain.num_walkers

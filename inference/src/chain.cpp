@@ -32,8 +32,10 @@ std::vector<std::vector<double>> Chain::series(int p, long first) const {
 }
 
 std::vector<ConvergenceDiagnostics> Chain::diagnostics(long first) const {
-  std::vector<ConvergenceDiagnostics> out;
-  for (int p = 0; p < num_parameters; ++p) out.push_back(convergence_diagnostics(series(p, first)));
+  // One parameter per thread: each is a few sorts of every kept draw (large with many walkers).
+  std::vector<ConvergenceDiagnostics> out(num_parameters);
+#pragma omp parallel for schedule(dynamic)
+  for (int p = 0; p < num_parameters; ++p) out[p] = convergence_diagnostics(series(p, first));
   return out;
 }
 

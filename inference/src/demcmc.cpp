@@ -1,10 +1,12 @@
 #include "swarmfit/inference/demcmc.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace swarmfit {
 
@@ -93,7 +95,7 @@ bool Demcmc::build_kde(long level, long other, std::uint64_t g) {
     }
   kde_centres_.resize(d, k_max);
   for (long i = 0; i < k_max; ++i) kde_centres_.col(i) = members.col(order[i]);
-  kde_white_ = kde_cholesky_.triangularView<Eigen::Lower>().solve(kde_centres_);
+  kde_white_ = kde_cholesky_.triangularView<Eigen::Lower>().solve(kde_centres_).transpose();
   // Silverman (1986) eq. 4.14, times the user's factor.
   kde_h_ = settings_.kde_bandwidth *
            std::pow(4.0 / ((d + 2.0) * static_cast<double>(k_max)), 1.0 / (static_cast<double>(d) + 4.0));
@@ -101,11 +103,18 @@ bool Demcmc::build_kde(long level, long other, std::uint64_t g) {
 }
 
 double Demcmc::kde_log_ratio(const Eigen::VectorXd& v, const Eigen::VectorXd& u) const {
+  // ln q(x) up to a constant: log-sum-exp over the K kernels of -|L^-1 (x - c_k)|^2 / 2 h^2.
+  // Distances to all kernels one parameter at a time, then the exponentials, both SIMD over the
+  // kernels (Eigen's vectorised exp).
+  const long d = kde_white_.cols();
+  Eigen::ArrayXd distance2(kde_white_.rows());
   auto log_q = [&](const Eigen::VectorXd& x) {
     const Eigen::VectorXd white = kde_cholesky_.triangularView<Eigen::Lower>().solve(x);
-    const Eigen::ArrayXd e = -0.5 / (kde_h_ * kde_h_) * (kde_white_.colwise() - white).colwise().squaredNorm().array();
-    const double top = e.maxCoeff();
-    return top + std::log((e - top).exp().sum());
+    distance2 = (kde_white_.col(0).array() - white(0)).square();
+    for (long p = 1; p < d; ++p) distance2 += (kde_white_.col(p).array() - white(p)).square();
+    const double scale = 0.5 / (kde_h_ * kde_h_);
+    const double nearest = distance2.minCoeff();
+    return -scale * nearest + std::log((-scale * (distance2 - nearest)).exp().sum());
   };
   return log_q(v) - log_q(u);
 }
@@ -125,7 +134,10 @@ void Demcmc::update_half(int half) {
     const Eigen::VectorXd mean = others.rowwise().mean();
     const Eigen::VectorXd spread = ((others.colwise() - mean).array().square().rowwise().sum() / (n - 1)).sqrt();
     const bool kde = settings_.kde > 0 && build_kde(level, other, g);
-    std::vector<long> kde_columns;
+    // Every walker's proposal depends only on its own counter-keyed random numbers and the other
+    // half, so the walkers are proposed in parallel with results independent of the thread count.
+    std::vector<char> is_kde(n, 0);
+#pragma omp parallel for schedule(static) if (n >= 256)
     for (long k = 0; k < n; ++k) {
       const std::uint64_t walker = first + k;
       const long column = level * n + k;
@@ -138,7 +150,7 @@ void Demcmc::update_half(int half) {
         for (long p = 0; p < d; ++p) xi(p) = random_.normal(RandomPurpose::kKdeDraw, walker, g, 1 + p);
         const Eigen::VectorXd offset = kde_cholesky_.triangularView<Eigen::Lower>() * xi;
         proposals.col(column) = kde_centres_.col(j) + kde_h_ * offset;
-        kde_columns.push_back(k);
+        is_kde[k] = 1;
         continue;
       }
       if (move < settings_.snooker) {
@@ -173,6 +185,9 @@ void Demcmc::update_half(int half) {
         proposals(p, column) = x(p) + gamma * (s_.walkers(p, other + a) - s_.walkers(p, other + b)) + e;
       }
     }
+    std::vector<long> kde_columns;
+    for (long k = 0; k < n; ++k)
+      if (is_kde[k]) kde_columns.push_back(k);
     // The KDE moves' Hastings ratio ln q(x) - ln q(y): K kernels per point, the costly part with
     // large populations, so over threads (each column independent; no random numbers here).
     const long kde_moves = static_cast<long>(kde_columns.size());

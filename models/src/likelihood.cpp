@@ -258,12 +258,18 @@ void LikelihoodProblem::evaluate(const double* params, long n, double* log_likel
     for (double& t : curves->transits) t += reference_epoch();
 }
 
-void LikelihoodProblem::integrate_without_observers(const double* params, long n, int* status) const {
+void LikelihoodProblem::integrate_without_observers(const double* params, long n, int* status,
+                                                    DeviceTiming* timing) const {
   if (n <= 0) return;
   Ensemble ensemble(n, model_.num_bodies());
   std::vector<int> invalid;
   build_ensemble(params, n, ensemble, invalid);
-  integrate(ensemble, request(duration_), settings_.backend);
+  if (settings_.backend == "cuda") {
+    const DeviceTiming device = integrate_cuda(ensemble, request(duration_));
+    if (timing) *timing = device;
+  } else {
+    integrate(ensemble, request(duration_), settings_.backend);
+  }
   for (long s = 0; s < n; ++s) status[s] = ensemble.status(s);
 }
 

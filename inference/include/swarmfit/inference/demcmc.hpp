@@ -103,7 +103,8 @@ class Demcmc {
   DemcmcState s_;
   int walkers_per_temperature_ = 0;
   std::vector<unsigned char> accepted_last_;
-  // The current KDE: kernel centres (d x K, original and whitened), the Cholesky factor of C and h.
+  // The current KDE: kernel centres (d x K, original; K x d whitened, so that one parameter of
+  // every kernel is contiguous for SIMD), the Cholesky factor of C and h.
   Eigen::MatrixXd kde_centres_, kde_white_;
   Eigen::MatrixXd kde_cholesky_;
   double kde_h_ = 0;

@@ -61,8 +61,10 @@ class LikelihoodProblem {
   // kernel and device times (benchmarks).
   void evaluate(const double* params, long n_systems, double* log_likelihood, int* status,
                 ModelCurves* curves = nullptr, DeviceTiming* timing = nullptr) const;
-  // The same integrations without the observers (benchmarks: what the observers cost).
-  void integrate_without_observers(const double* params, long n_systems, int* status) const;
+  // The same integrations without the observers (benchmarks: what the observers cost; with
+  // timing, the CUDA backend's kernel and device times).
+  void integrate_without_observers(const double* params, long n_systems, int* status,
+                                   DeviceTiming* timing = nullptr) const;
   // The star's RV (m/s, barycentric, no offset) at arbitrary times, for plots and predictions.
   void rv_curve(const double* params, long n_systems, const std::vector<double>& times, std::vector<double>& rv,
                 std::vector<int>& status) const;
