@@ -89,7 +89,7 @@ def fit_config(truth, data_dir, args, seed):
     priors += "".join(f"{name} = {kind}({a!r}, {b!r})\n" for name, kind, a, b in PRIOR)
     return (f"walkers = {args.walkers}\ngenerations = {args.generations}\noptimize = 0\nseed = {seed}\n"
             f"ess_target = {args.ess_target}\nrhat_target = {args.rhat_target}\ncheck_every = {args.check_every}\n"
-            f"progress = off\npredictive_draws = 0\nthreads = {args.threads}\n"
+            f"progress = off\npredictive_draws = 0\nthreads = {args.threads}\nthin = {args.thin}\n"
             + "".join(f"{setting}\n" for setting in args.fit_args.split())
             + model_text(truth)
             + f"[instrument SIM]\noffset = {truth['offset_SIM']!r}\njitter = {truth['jitter_SIM']!r}\n\n"
@@ -150,6 +150,8 @@ def main():
     parser.add_argument("--rhat-target", type=float, default=1.01)
     parser.add_argument("--check-every", type=int, default=500)
     parser.add_argument("--threads", type=int, default=1, help="threads per fit")
+    parser.add_argument("--thin", type=int, default=1,
+                        help="keep every k-th generation (use 20-50 with thousands of walkers: the chain is in memory)")
     parser.add_argument("--jobs", type=int, default=1, help="fits run at once")
     parser.add_argument("--tolerance", type=float, default=3.0, help="allowed deviation, standard errors")
     parser.add_argument("--fit-args", default="",

@@ -10,11 +10,18 @@ Ensemble::Ensemble(long num_systems, int num_bodies)
     : num_systems_(num_systems),
       num_bodies_(num_bodies),
       num_chunks_((num_systems + kChunk - 1) / kChunk),
-      bodies_(static_cast<std::size_t>(num_chunks_) * kBodyFields * num_bodies * kChunk, 0.0),
-      clocks_(static_cast<std::size_t>(num_chunks_) * kClockFields * kChunk, 0.0) {
+      bodies_(static_cast<std::size_t>(num_chunks_) * kBodyFields * num_bodies * kChunk),
+      clocks_(static_cast<std::size_t>(num_chunks_) * kClockFields * kChunk) {
   if (num_systems < 1) throw std::invalid_argument("an ensemble needs at least one system");
   if (num_bodies < kMinBodies || num_bodies > kMaxBodies)
     throw std::invalid_argument("number of bodies must be between 2 and 16");
+  // Zeroed in parallel (the storage is left uninitialised by its allocator): every thread
+  // touches its own pages first.
+  const long nb = static_cast<long>(bodies_.size()), nc = static_cast<long>(clocks_.size());
+#pragma omp parallel for schedule(static) if (nb > (1L << 16))
+  for (long k = 0; k < nb; ++k) bodies_[k] = 0.0;
+#pragma omp parallel for schedule(static) if (nc > (1L << 16))
+  for (long k = 0; k < nc; ++k) clocks_[k] = 0.0;
 }
 
 void Ensemble::fill_padding() {
