@@ -65,6 +65,7 @@ void describe_model(const PlanetaryModel& model, std::map<std::string, std::stri
   a["element_frame"] = o.frame == ElementFrame::kJacobi ? "jacobi" : "astrocentric";
   a["mass_parameter"] = o.mass_from_semi_amplitude ? "K" : "mass";
   a["phase_parameter"] = o.phase_from_mean_anomaly ? "mean_anomaly" : "tc";
+  a["eccentricity_parameter"] = o.plain_eccentricity_vector ? "ecosw" : "secosw";
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.17g", o.reference_epoch);
   a["reference_epoch"] = buffer;
@@ -78,6 +79,8 @@ std::unique_ptr<PlanetaryModel> model_from_attributes(const std::map<std::string
   o.frame = a.at("element_frame") == "jacobi" ? ElementFrame::kJacobi : ElementFrame::kAstrocentric;
   o.mass_from_semi_amplitude = a.at("mass_parameter") == "K";
   o.phase_from_mean_anomaly = a.at("phase_parameter") == "mean_anomaly";
+  // Run files written before the option existed hold sqrt(e) cos w, sqrt(e) sin w.
+  o.plain_eccentricity_vector = a.count("eccentricity_parameter") && a.at("eccentricity_parameter") == "ecosw";
   o.reference_epoch = std::stod(a.at("reference_epoch"));
   return std::make_unique<PlanetaryModel>(split(a.at("model_planets")), split(a.at("model_instruments")), o);
 }

@@ -20,6 +20,8 @@ const std::vector<std::pair<std::string, std::string>> kPlanetKeys = {
     {"K", "RV semi-amplitude, m/s (mass_parameter = K)"},
     {"secosw", "sqrt(e) cos(omega) (default 0)"},
     {"sesinw", "sqrt(e) sin(omega) (default 0)"},
+    {"ecosw", "e cos(omega) (eccentricity_parameter = ecosw; default 0)"},
+    {"esinw", "e sin(omega) (eccentricity_parameter = ecosw; default 0)"},
     {"tc", "time of conjunction, BJD_TDB (phase_parameter = tc)"},
     {"mean_anomaly", "mean anomaly at the reference epoch, degrees (phase_parameter = mean_anomaly)"},
     {"inc", "inclination, degrees (default 90: edge-on)"},
@@ -63,6 +65,8 @@ po::options_description model_keys() {
       "element_frame", po::value<std::string>()->default_value("jacobi"), "jacobi or astrocentric elements")(
       "mass_parameter", po::value<std::string>()->default_value("mass"), "mass (Earth masses) or K (m/s)")(
       "phase_parameter", po::value<std::string>()->default_value("tc"), "tc (BJD_TDB) or mean_anomaly (degrees)")(
+      "eccentricity_parameter", po::value<std::string>()->default_value("secosw"),
+      "secosw (sqrt(e) cos w, sqrt(e) sin w) or ecosw (e cos w, e sin w)")(
       "integrator", po::value<std::string>()->default_value("mvs"), ("integration scheme: " + integrators).c_str())(
       "time_step", po::value<double>()->default_value(0.0), "days (0: the shortest period / 20)")(
       "mvs_coordinates", po::value<std::string>()->default_value("jacobi"),
@@ -202,6 +206,7 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
                                                                                   : ElementFrame::kAstrocentric;
   options.mass_from_semi_amplitude = choice("mass_parameter", {"mass", "K"}) == "K";
   options.phase_from_mean_anomaly = choice("phase_parameter", {"tc", "mean_anomaly"}) == "mean_anomaly";
+  options.plain_eccentricity_vector = choice("eccentricity_parameter", {"secosw", "ecosw"}) == "ecosw";
   options.reference_epoch = c.vm["reference_epoch"].as<double>();
   std::vector<std::string> planet_names;
   for (const ConfigSection* s : planets) planet_names.push_back(s->name);
@@ -211,6 +216,8 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   c.values[0] = c.vm["star_mass"].as<double>();
   const char* mass_key = options.mass_from_semi_amplitude ? "K" : "mass";
   const char* phase_key = options.phase_from_mean_anomaly ? "mean_anomaly" : "tc";
+  const char* ecc_x = options.plain_eccentricity_vector ? "ecosw" : "secosw";
+  const char* ecc_y = options.plain_eccentricity_vector ? "esinw" : "sesinw";
   for (int p = 0; p < static_cast<int>(planets.size()); ++p) {
     const ConfigSection& s = *planets[p];
     auto value = [&](const char* key, bool required, double fallback) {
@@ -227,10 +234,16 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
       if (const ConfigEntry* e = find(s, k))
         throw InputError(e->origin + ": key '" + k + "' does not fit mass_parameter/phase_parameter (" +
                          origin("mass_parameter") + ")");
+    for (const char* k : options.plain_eccentricity_vector ? std::vector<const char*>{"secosw", "sesinw"}
+                                                           : std::vector<const char*>{"ecosw", "esinw"})
+      if (const ConfigEntry* e = find(s, k))
+        throw InputError(e->origin + ": key '" + k + "' does not fit eccentricity_parameter = " +
+                         (options.plain_eccentricity_vector ? "ecosw" : "secosw") + " (" +
+                         origin("eccentricity_parameter") + ")");
     c.values[c.model->planet_parameter(p, 0)] = value("period", true, 0);
     c.values[c.model->planet_parameter(p, 1)] = value(mass_key, true, 0);
-    c.values[c.model->planet_parameter(p, 2)] = value("secosw", false, 0);
-    c.values[c.model->planet_parameter(p, 3)] = value("sesinw", false, 0);
+    c.values[c.model->planet_parameter(p, 2)] = value(ecc_x, false, 0);
+    c.values[c.model->planet_parameter(p, 3)] = value(ecc_y, false, 0);
     c.values[c.model->planet_parameter(p, 4)] = value(phase_key, true, 0);
     c.values[c.model->planet_parameter(p, 5)] = value("inc", false, 90);
     c.values[c.model->planet_parameter(p, 6)] = value("node", false, 0);

@@ -20,8 +20,13 @@ PlanetaryModel::PlanetaryModel(std::vector<std::string> planets, std::vector<std
     } else {
       parameters_.push_back({"mass_" + p, "Earth mass", "planet mass"});
     }
-    parameters_.push_back({"secosw_" + p, "", "sqrt(e) cos(omega)"});
-    parameters_.push_back({"sesinw_" + p, "", "sqrt(e) sin(omega)"});
+    if (options_.plain_eccentricity_vector) {
+      parameters_.push_back({"ecosw_" + p, "", "e cos(omega)"});
+      parameters_.push_back({"esinw_" + p, "", "e sin(omega)"});
+    } else {
+      parameters_.push_back({"secosw_" + p, "", "sqrt(e) cos(omega)"});
+      parameters_.push_back({"sesinw_" + p, "", "sqrt(e) sin(omega)"});
+    }
     if (options_.phase_from_mean_anomaly) {
       parameters_.push_back({"mean_anomaly_" + p, "deg", "mean anomaly at the reference epoch"});
     } else {
@@ -74,15 +79,19 @@ bool PlanetaryModel::planet_states(const double* params, std::vector<PlanetState
   for (int p = 0; p < num_planets(); ++p) {
     const std::string& name = planets_[p];
     const double period = params[planet_parameter(p, 0)];
-    const double secosw = params[planet_parameter(p, 2)], sesinw = params[planet_parameter(p, 3)];
+    // (x, y) = sqrt(e) (cos w, sin w), e = x^2 + y^2 (the default); or e (cos w, sin w).
+    const double x = params[planet_parameter(p, 2)], y = params[planet_parameter(p, 3)];
     const double inc = params[planet_parameter(p, 5)] * kDegree;
     PlanetState& s = out[p];
-    s.e = secosw * secosw + sesinw * sesinw;
-    s.omega = (s.e > 0) ? std::atan2(sesinw, secosw) : 0.0;
+    s.e = options_.plain_eccentricity_vector ? std::hypot(x, y) : x * x + y * y;
+    s.omega = (s.e > 0) ? std::atan2(y, x) : 0.0;
     s.inc = inc;
     s.node = params[planet_parameter(p, 6)] * kDegree;
     if (!(period > 0)) return fail("period_" + name + " must be > 0");
-    if (!(s.e < 1)) return fail("e of " + name + " = secosw^2 + sesinw^2 must be < 1");
+    if (!(s.e < 1))
+      return fail("e of " + name +
+                  (options_.plain_eccentricity_vector ? " = |(ecosw, esinw)|" : " = secosw^2 + sesinw^2") +
+                  " must be < 1");
     const double central = options_.frame == ElementFrame::kJacobi ? interior : star;
     const double amount = params[planet_parameter(p, 1)];
     if (options_.mass_from_semi_amplitude) {

@@ -167,6 +167,19 @@ TEST_F(ModelCli, PredictWritesCurvesAndTransitTimes) {
   const Result many = run("predict --config " + config + " --params " + params + " --output " + out);
   ASSERT_EQ(many.exit_code, 0) << many.err;
   EXPECT_NE(many.out.find("3 parameter set(s)"), std::string::npos) << many.out;
+  // The (e cos w, e sin w) basis: e = 0.25 as ecosw = 0.25 predicts what secosw = 0.5 predicts.
+  const std::string ecc_out = (dir_ / "predicted_ecosw").string();
+  const Result plain = run("predict --config " + data_config("eccentricity_parameter = ecosw\n", "", "ecosw = 0.25\n") +
+                           " --output " + ecc_out);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const Result root = run("predict --config " + data_config("", "", "secosw = 0.5\n") + " --output " + out);
+  ASSERT_EQ(root.exit_code, 0) << root.err;
+  auto slurp = [](const fs::path& f) {
+    std::ifstream in(f);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(slurp(dir_ / "predicted_ecosw" / "transits.csv"), slurp(dir_ / "predicted" / "transits.csv"));
+  EXPECT_EQ(slurp(dir_ / "predicted_ecosw" / "rv_curve.csv"), slurp(dir_ / "predicted" / "rv_curve.csv"));
   const Result data = run("data --config " + config);
   ASSERT_EQ(data.exit_code, 0) << data.err;
   EXPECT_NE(data.out.find("HARPS: 20 points"), std::string::npos) << data.out;
@@ -183,6 +196,13 @@ TEST_F(ModelCli, BadModelInputIsRefusedBeforeAnyWork) {
                  "key 'rv_unit': expected m/s or km/s");
   expect_refused(run("predict --config " + data_config("", "", "secosw = 1.1\n") + out),
                  "invalid: e of b = secosw^2 + sesinw^2 must be < 1");
+  expect_refused(run("predict --config " + data_config("", "", "ecosw = 0.1\n") + out),
+                 "model.cfg:8: key 'ecosw' does not fit eccentricity_parameter = secosw");
+  expect_refused(run("predict --config " + data_config("eccentricity_parameter = ecosw\n", "", "sesinw = 0.1\n") + out),
+                 "key 'sesinw' does not fit eccentricity_parameter = ecosw");
+  expect_refused(run("predict --config " +
+                     data_config("eccentricity_parameter = ecosw\n", "", "ecosw = 0.9\nesinw = 0.5\n") + out),
+                 "invalid: e of b = |(ecosw, esinw)| must be < 1");
   expect_refused(run("predict --config " + data_config() + out + " reference_epoch=2455010"), "in_rv.txt:2: RV time");
   expect_refused(run("predict --config " + data_config() + out + " integrator=euler"),
                  "key 'integrator': unknown integrator 'euler'");

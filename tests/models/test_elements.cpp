@@ -75,6 +75,47 @@ TEST(Elements, TimeOfConjunctionIsATransit) {
     }
 }
 
+// eccentricity_parameter = ecosw: (e cos w, e sin w) give the system that (sqrt(e) cos w,
+// sqrt(e) sin w) give, to round-off; |(ecosw, esinw)| >= 1 is refused.
+TEST(Elements, PlainAndSqrtEccentricityVectorsGiveTheSameSystem) {
+  ModelOptions sqrt_basis, plain_basis;
+  sqrt_basis.reference_epoch = plain_basis.reference_epoch = 2455000.0;
+  plain_basis.plain_eccentricity_vector = true;
+  const PlanetaryModel by_sqrt({"b", "c"}, {}, sqrt_basis), by_plain({"b", "c"}, {}, plain_basis);
+  EXPECT_EQ(by_sqrt.parameters()[3].name, "secosw_b");
+  EXPECT_EQ(by_plain.parameters()[3].name, "ecosw_b");
+  EXPECT_EQ(by_plain.parameters()[11].name, "esinw_c");
+  const double e[2] = {0.31, 0.004}, omega[2] = {2.2, -0.7};
+  std::vector<double> a = {1.02, 19.2, 40.0, 0, 0, 2455003.1, 89.0, 0.0, 39.0, 30.0, 0, 0, 2455011.4, 88.5, 1.0};
+  std::vector<double> b = a;
+  for (int p = 0; p < 2; ++p) {
+    a[1 + 7 * p + 2] = std::sqrt(e[p]) * std::cos(omega[p]);
+    a[1 + 7 * p + 3] = std::sqrt(e[p]) * std::sin(omega[p]);
+    b[1 + 7 * p + 2] = e[p] * std::cos(omega[p]);
+    b[1 + 7 * p + 3] = e[p] * std::sin(omega[p]);
+  }
+  double pa[3][3], va[3][3], ma[3], pb[3][3], vb[3][3], mb[3];
+  ASSERT_TRUE(by_sqrt.initial_state(a.data(), pa, va, ma));
+  ASSERT_TRUE(by_plain.initial_state(b.data(), pb, vb, mb));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ma[i], mb[i]);
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_NEAR(pa[i][d], pb[i][d], 1e-14);
+      EXPECT_NEAR(va[i][d], vb[i][d], 1e-16);
+    }
+  }
+  std::vector<PlanetState> s;
+  ASSERT_TRUE(by_plain.planet_states(b.data(), s));
+  EXPECT_NEAR(s[0].e, 0.31, 1e-15);
+  EXPECT_NEAR(s[1].omega, -0.7, 1e-12);
+  b[1 + 2] = 0.8;  // |(0.8, 0.31 sin 2.2)| = 0.84: allowed here, 0.64 + 0.06 in the sqrt basis too
+  EXPECT_TRUE(by_plain.planet_states(b.data(), s));
+  b[1 + 2] = 1.0;  // e = |(1.0, 0.25)| > 1
+  std::string reason;
+  EXPECT_FALSE(by_plain.planet_states(b.data(), s, &reason));
+  EXPECT_NE(reason.find("|(ecosw, esinw)|"), std::string::npos) << reason;
+}
+
 // Jacobi elements describe each planet about the interior centre of mass with mu = G eta_i;
 // astrocentric ones about the star with mu = G (m0 + m_i): each frame gives back its elements.
 TEST(Elements, BothFramesRecoverTheirElements) {

@@ -3,7 +3,8 @@
 // Parameters, in this order (units in the README):
 //   star_mass                                  Msun
 //   per planet p (star outwards):  period_p (days), mass_p (Earth masses) or K_p (m/s),
-//     secosw_p, sesinw_p (sqrt(e) cos w, sqrt(e) sin w), tc_p (BJD_TDB, a time of conjunction)
+//     secosw_p, sesinw_p (sqrt(e) cos w, sqrt(e) sin w; or ecosw_p, esinw_p = e cos w, e sin w),
+//     tc_p (BJD_TDB, a time of conjunction)
 //     or mean_anomaly_p (deg, at the reference epoch), inc_p (deg), node_p (deg)
 //   per RV instrument j:  offset_j (m/s), jitter_j (m/s)
 // Elements are osculating at the reference epoch, Jacobi by default (planet p orbits the star and
@@ -19,9 +20,10 @@ enum class ElementFrame { kJacobi, kAstrocentric };
 
 struct ModelOptions {
   ElementFrame frame = ElementFrame::kJacobi;
-  bool mass_from_semi_amplitude = false;  // K_p instead of mass_p
-  bool phase_from_mean_anomaly = false;   // mean_anomaly_p instead of tc_p
-  double reference_epoch = 0.0;           // BJD_TDB
+  bool mass_from_semi_amplitude = false;   // K_p instead of mass_p
+  bool phase_from_mean_anomaly = false;    // mean_anomaly_p instead of tc_p
+  bool plain_eccentricity_vector = false;  // ecosw_p, esinw_p (e cos w, e sin w) instead of secosw_p, sesinw_p
+  double reference_epoch = 0.0;            // BJD_TDB
 };
 
 struct ParameterInfo {
@@ -52,7 +54,7 @@ class PlanetaryModel {
   const ModelOptions& options() const { return options_; }
   int num_bodies() const { return static_cast<int>(planets_.size()) + 1; }
 
-  // Parameter index of a planet's quantity (0 period, 1 mass or K, 2 secosw, 3 sesinw,
+  // Parameter index of a planet's quantity (0 period, 1 mass or K, 2 secosw or ecosw, 3 sesinw or esinw,
   // 4 tc or mean anomaly, 5 inc, 6 node) and of an instrument's offset and jitter.
   int planet_parameter(int planet, int quantity) const { return 1 + 7 * planet + quantity; }
   int offset_parameter(int instrument) const { return 1 + 7 * num_planets() + 2 * instrument; }
