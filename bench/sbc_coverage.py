@@ -55,14 +55,25 @@ PRIOR = [
     ("jitter_SIM", "log_uniform", 0.5, 5.0),
 ]
 FIXED = {"inc_b": 89.5, "inc_c": 89.7, "node_b": 0.0, "node_c": 0.0}
+
+
+# --basis ecosw: the eccentricity vector as e (cos w, sin w) (eccentricity_parameter = ecosw), its
+# prior uniform in a square of the same e range in the corners (|e cos w|, |e sin w| <= 0.09 ~ 0.3^2).
+ECCENTRICITY_KEYS = ["secosw", "sesinw"]
+
+
+def set_plain_basis():
+    ECCENTRICITY_KEYS[:] = ["ecosw", "esinw"]
+    PRIOR[:] = [((name.replace("secosw", "ecosw").replace("sesinw", "esinw"), kind, -0.09, 0.09)
+                 if name.startswith(("secosw", "sesinw")) else (name, kind, a, b)) for name, kind, a, b in PRIOR]
+
+
 # The CI version (--small) also fixes the orbits circular: 8 free parameters, a posterior that
 # converges in seconds, and still two interacting planets' RVs and transit times.
-CIRCULAR = {"secosw_b": 0.0, "sesinw_b": 0.0, "secosw_c": 0.0, "sesinw_c": 0.0}
-
-
 def set_small():
-    PRIOR[:] = [entry for entry in PRIOR if entry[0] not in CIRCULAR]
-    FIXED.update(CIRCULAR)
+    circular = {f"{key}_{p}": 0.0 for key in ECCENTRICITY_KEYS for p in ("b", "c")}
+    PRIOR[:] = [entry for entry in PRIOR if entry[0] not in circular]
+    FIXED.update(circular)
 
 
 def draw_truth(seed):
@@ -75,10 +86,11 @@ def draw_truth(seed):
 
 
 def model_text(truth):
-    text = "star_mass = 1.0\nstar_radius = 1.0\nreference_epoch = 2460000.0\n\n"
+    text = "star_mass = 1.0\nstar_radius = 1.0\nreference_epoch = 2460000.0\n"
+    text += f"eccentricity_parameter = {ECCENTRICITY_KEYS[0]}\n\n"
     for p in ("b", "c"):
         text += f"[planet {p}]\n"
-        for key in ("period", "mass", "secosw", "sesinw", "tc", "inc", "node"):
+        for key in ("period", "mass", *ECCENTRICITY_KEYS, "tc", "inc", "node"):
             text += f"{key} = {truth[key + '_' + p]!r}\n"
         text += "\n"
     return text
@@ -156,10 +168,14 @@ def main():
     parser.add_argument("--tolerance", type=float, default=3.0, help="allowed deviation, standard errors")
     parser.add_argument("--fit-args", default="",
                         help="more fit settings, space-separated key=value (e.g. 'kde=0.5 kde_components=512')")
+    parser.add_argument("--basis", choices=("secosw", "ecosw"), default="secosw",
+                        help="eccentricity parameters of truths and fits (ecosw: e cos w, e sin w)")
     parser.add_argument("--small", action="store_true",
                         help="CI size: circular orbits, 16 datasets, 24 walkers, ESS 200")
     parser.add_argument("--output", default="")
     args = parser.parse_args()
+    if args.basis == "ecosw":
+        set_plain_basis()
     if args.small:
         set_small()
         args.datasets, args.walkers, args.ess_target, args.generations, args.check_every = 16, 24, 200, 20000, 250
