@@ -33,12 +33,10 @@ DeviceTiming integrate_observed(Ensemble& ensemble, const RunRequest& request, c
   return DeviceTiming{};
 }
 
-void integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend) {
-  if (backend == "cuda") {
-    integrate_cuda(ensemble, request);
-  } else {
-    integrate_cpu(ensemble, request);
-  }
+DeviceTiming integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend) {
+  if (backend == "cuda") return integrate_cuda(ensemble, request);
+  integrate_cpu(ensemble, request);
+  return DeviceTiming{};
 }
 
 }  // namespace swarmfit

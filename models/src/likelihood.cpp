@@ -264,12 +264,8 @@ void LikelihoodProblem::integrate_without_observers(const double* params, long n
   Ensemble ensemble(n, model_.num_bodies());
   std::vector<int> invalid;
   build_ensemble(params, n, ensemble, invalid);
-  if (settings_.backend == "cuda") {
-    const DeviceTiming device = integrate_cuda(ensemble, request(duration_));
-    if (timing) *timing = device;
-  } else {
-    integrate(ensemble, request(duration_), settings_.backend);
-  }
+  const DeviceTiming device = integrate(ensemble, request(duration_), settings_.backend);
+  if (timing) *timing = device;
   for (long s = 0; s < n; ++s) status[s] = ensemble.status(s);
 }
 

@@ -33,7 +33,8 @@ std::string cuda_device_name();
 // Uploads, integrates on the device, downloads. Throws std::runtime_error on any CUDA failure.
 DeviceTiming integrate_cuda(Ensemble& ensemble, const RunRequest& request);
 
-void integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend);
+// Either backend; the CUDA one returns its timing (the CPU one zeros), as integrate_observed does.
+DeviceTiming integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend);
 
 // One likelihood pass: integrates every system to destination_time with the observers of
 // observers.hpp, which write tables.log_likelihood[system] (and the model curves where asked);
