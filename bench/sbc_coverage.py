@@ -16,6 +16,7 @@ the 16-84% and 2.5-97.5% quantiles of every free parameter in the fit's summary 
 
     python3 bench/sbc_coverage.py --jobs 16 --rhat-target 1.05 --ess-target 200   # bench/RESULTS.md
     python3 bench/sbc_coverage.py --small                    # the CI version (ctest sbc_small)
+    python3 bench/sbc_coverage.py --combine a.json.jsonl b.json.jsonl --seeds 1000,1001,...  # runs in parts
 Exit status 0 when the coverages are within --tolerance standard errors of 0.68 and 0.95 and
 every fit converged, 1 otherwise. The intervals of one dataset are correlated (the planets'
 parameters share the same noise), so the standard error is the larger of the binomial one with
@@ -133,7 +134,11 @@ def one_dataset(args, seed, work):
         raise RuntimeError(f"fit of seed {seed} failed: {run.stderr.strip()}")
     seconds = time.time() - started
     converged = ", converged" in run.stdout
-    result = {"seed": seed, "seconds": seconds, "converged": converged, "parameters": {}}
+    result = {"seed": seed, "seconds": seconds, "converged": converged,
+              "settings": {"walkers": args.walkers, "generations": args.generations, "thin": args.thin,
+                           "basis": args.basis, "fit_args": args.fit_args, "rhat_target": args.rhat_target,
+                           "ess_target": args.ess_target},
+              "parameters": {}}
     with open(os.path.join(work, f"fit{seed}_summary.csv")) as handle:
         for row in csv.DictReader(handle):
             if row["derived"] == "1":
@@ -146,6 +151,73 @@ def one_dataset(args, seed, work):
                 "rhat": float(row["rhat"]), "ess_bulk": float(row["ess_bulk"])}
     os.remove(output)  # the chains are not needed; keep the work folder small
     return result
+
+
+def summarise(results, args, started, command):
+    """Prints the coverages of the datasets' results; returns the failure lines."""
+    intervals = [p for r in results for p in r["parameters"].values()]
+    failures = []
+    summary = {"datasets": len(results), "intervals": len(intervals),
+               "converged": sum(r["converged"] for r in results), "seconds": time.time() - started,
+               "command": command}
+    for level, key in ((0.68, "in68"), (0.95, "in95")):
+        coverage = sum(p[key] for p in intervals) / len(intervals)
+        # Standard error: the larger of the binomial one with half as many independent intervals
+        # and the spread of the datasets' own coverages over sqrt(datasets) (one dataset's
+        # intervals move together: a noise realisation shifts correlated parameters as one).
+        error = math.sqrt(level * (1 - level) / (0.5 * len(intervals)))
+        per_dataset = [sum(p[key] for p in r["parameters"].values()) / len(r["parameters"]) for r in results]
+        if len(per_dataset) > 1:
+            m = sum(per_dataset) / len(per_dataset)
+            spread = math.sqrt(sum((x - m) ** 2 for x in per_dataset) / (len(per_dataset) - 1))
+            error = max(error, spread / math.sqrt(len(per_dataset)))
+        summary[f"coverage_{key[2:]}"] = coverage
+        summary[f"standard_error_{key[2:]}"] = error
+        if abs(coverage - level) > args.tolerance * error:
+            failures.append(f"{level:.0%} intervals cover the truth in {coverage:.3f} of cases "
+                            f"(expected {level} +- {args.tolerance} x {error:.3f})")
+    if summary["converged"] < len(results):
+        failures.append(f"{len(results) - summary['converged']} of {len(results)} fits did not converge")
+    per_parameter = {}
+    for name in results[0]["parameters"]:
+        per_parameter[name] = {key: sum(r["parameters"][name][key] for r in results) / len(results)
+                               for key in ("in68", "in95")}
+    summary["per_parameter"] = per_parameter
+    print(json.dumps({k: v for k, v in summary.items() if k != "per_parameter"}, indent=1))
+    for name, c in per_parameter.items():
+        print(f"  {name:12s} 68%: {c['in68']:.2f}  95%: {c['in95']:.2f}")
+    if args.output:
+        with open(args.output, "w") as handle:
+            json.dump({"summary": summary, "datasets": results}, handle, indent=1)
+    return failures
+
+
+def combine(args):
+    """--combine: the results of earlier runs' .jsonl files, one per dataset seed. A dataset fitted
+    more than once (a run cut short, or refitted with more generations or walkers) counts with its
+    first converged fit; every seed of --seeds must have one, or the benchmark fails."""
+    records = {}
+    for path in args.combine:
+        with open(path) as handle:
+            for line in handle:
+                if line.strip():
+                    r = json.loads(line)
+                    kept = records.get(r["seed"])
+                    if kept is None or (r["converged"] and not kept["converged"]):
+                        records[r["seed"]] = r
+    seeds = [int(v) for v in args.seeds.split(",")] if args.seeds else sorted(records)
+    missing = [s for s in seeds if s not in records]
+    results = [records[s] for s in seeds if s in records]
+    for r in results:
+        how = r.get("settings", {})
+        how = f" ({how.get('walkers')} walkers, {how.get('fit_args') or 'DE moves'}, {how.get('machine', '')})" if how else ""
+        print(f"  seed {r['seed']}: {r['seconds']:.1f} s, converged {r['converged']}{how}", flush=True)
+    failures = summarise(results, args, time.time(), "combine " + " ".join(args.combine))
+    if missing:
+        failures.append(f"no result for seeds {','.join(map(str, missing))}")
+    for line in failures:
+        print("FAIL:", line)
+    return 1 if failures else 0
 
 
 def main():
@@ -173,7 +245,11 @@ def main():
     parser.add_argument("--small", action="store_true",
                         help="CI size: circular orbits, 16 datasets, 24 walkers, ESS 200")
     parser.add_argument("--output", default="")
+    parser.add_argument("--combine", nargs="+", default=[], metavar="JSONL",
+                        help="no fits: the coverage of earlier runs' OUTPUT.jsonl files (with --seeds: exactly those datasets)")
     args = parser.parse_args()
+    if args.combine:
+        return combine(args)
     if args.basis == "ecosw":
         set_plain_basis()
     if args.small:
@@ -199,42 +275,9 @@ def main():
                 n95 = sum(p["in95"] for p in r["parameters"].values())
                 print(f"  seed {r['seed']}: {r['seconds']:.1f} s, converged {r['converged']}, "
                       f"{n68}/{len(r['parameters'])} in 68%, {n95} in 95%", flush=True)
-    intervals = [p for r in results for p in r["parameters"].values()]
-    failures = []
-    summary = {"datasets": len(results), "intervals": len(intervals),
-               "converged": sum(r["converged"] for r in results), "seconds": time.time() - started,
-               "command": " ".join(sys.argv)}
-    for level, key in ((0.68, "in68"), (0.95, "in95")):
-        coverage = sum(p[key] for p in intervals) / len(intervals)
-        # Standard error: the larger of the binomial one with half as many independent intervals
-        # and the spread of the datasets' own coverages over sqrt(datasets) (one dataset's
-        # intervals move together: a noise realisation shifts correlated parameters as one).
-        error = math.sqrt(level * (1 - level) / (0.5 * len(intervals)))
-        per_dataset = [sum(p[key] for p in r["parameters"].values()) / len(r["parameters"]) for r in results]
-        if len(per_dataset) > 1:
-            m = sum(per_dataset) / len(per_dataset)
-            spread = math.sqrt(sum((x - m) ** 2 for x in per_dataset) / (len(per_dataset) - 1))
-            error = max(error, spread / math.sqrt(len(per_dataset)))
-        summary[f"coverage_{key[2:]}"] = coverage
-        summary[f"standard_error_{key[2:]}"] = error
-        if abs(coverage - level) > args.tolerance * error:
-            failures.append(f"{level:.0%} intervals cover the truth in {coverage:.3f} of cases "
-                            f"(expected {level} +- {args.tolerance} x {error:.3f})")
-    if summary["converged"] < len(results):
-        failures.append(f"{len(results) - summary['converged']} of {len(results)} fits did not converge")
-    per_parameter = {}
-    for name in results[0]["parameters"]:
-        per_parameter[name] = {key: sum(r["parameters"][name][key] for r in results) / len(results)
-                               for key in ("in68", "in95")}
-    summary["per_parameter"] = per_parameter
-    print(json.dumps({k: v for k, v in summary.items() if k != "per_parameter"}, indent=1))
-    for name, c in per_parameter.items():
-        print(f"  {name:12s} 68%: {c['in68']:.2f}  95%: {c['in95']:.2f}")
+    failures = summarise(results, args, started, " ".join(sys.argv))
     for line in failures:
         print("FAIL:", line)
-    if args.output:
-        with open(args.output, "w") as handle:
-            json.dump({"summary": summary, "datasets": results}, handle, indent=1)
     return 1 if failures else 0
 
 
