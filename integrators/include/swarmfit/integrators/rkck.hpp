@@ -4,6 +4,10 @@
 // err = max over bodies of |dx_i| / (|x_i| + h|v_i|) and |dv_i| / (|v_i| + h|a_i|), relative to
 // error_tolerance; accept if err <= 1; h_next = 0.9 h err^(-1/5) (grow at most 5x), after a
 // rejection 0.9 h err^(-1/4) (shrink at most 10x), as in Numerical Recipes eq. 16.2.10.
+// The accepted increments are added to positions and velocities with compensated (Kahan)
+// summation (Kahan 1965, CACM 8, 40; as IAS15, Rein & Spiegel 2015, MNRAS 446, 1424): with
+// steps far below the truncation limit (error_tolerance 1e-13), the round-off of x + h dx,
+// biased over 1e8+ steps, is what grows the energy error, not the scheme.
 #pragma once
 
 #include "swarmfit/integrators/gravity.hpp"
@@ -15,12 +19,24 @@ template <int N, class T>
 struct Rkck : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
   struct Work {
-    T acc[N][3];  // derivative at the start of the step (first stage)
+    T acc[N][3];     // derivative at the start of the step (first stage)
+    T comp_x[N][3];  // Kahan compensations: the low-order part lost from pos and vel so far
+    T comp_v[N][3];
   };
 
   SWARMFIT_HD static void begin(Bodies<N, T>& b, Work& w, const StepParams& p, T& h_next) {
     accelerations<N>(b.pos, b.mass, p.G, w.acc);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) w.comp_x[i][d] = w.comp_v[i][d] = 0.0;
     h_next = p.time_step;
+  }
+
+  // Compensated s + y (Kahan): returns the new sum and updates the running compensation c.
+  SWARMFIT_HD static T kahan_add(T s, T y, T& c) {
+    const T corrected = y - c;
+    const T t = s + corrected;
+    c = (t - s) - corrected;
+    return t;
   }
 
   // Stage state y + h sum_k coef_k f_k, for stages 0..S-1 already computed.
@@ -85,6 +101,7 @@ struct Rkck : InertialCoordinates<N, T> {
       for (int d = 0; d < 3; ++d) kx[5][i][d] = v[i][d];
 
     T err = 0.0;
+    T cx[N][3], cv[N][3];
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
       T ex2 = 0.0, ev2 = 0.0, x2 = 0.0, v2 = 0.0, a2 = 0.0;
@@ -98,8 +115,12 @@ struct Rkck : InertialCoordinates<N, T> {
           dx4 += c4th[k] * kx[k][i][d];
           dv4 += c4th[k] * kv[k][i][d];
         }
-        x[i][d] = b.pos[i][d] + h * dx5;
-        v[i][d] = b.vel[i][d] + h * dv5;
+        // The new state, added compensated: the increment's low-order bits that a plain sum
+        // drops are carried to the next step.
+        cx[i][d] = w.comp_x[i][d];
+        cv[i][d] = w.comp_v[i][d];
+        x[i][d] = kahan_add(b.pos[i][d], h * dx5, cx[i][d]);
+        v[i][d] = kahan_add(b.vel[i][d], h * dv5, cv[i][d]);
         const T ex = h * (dx5 - dx4), ev = h * (dv5 - dv4);
         ex2 += ex * ex;
         ev2 += ev * ev;
@@ -134,6 +155,8 @@ struct Rkck : InertialCoordinates<N, T> {
       for (int d = 0; d < 3; ++d) {
         b.pos[i][d] = select(accepted, x[i][d], b.pos[i][d]);
         b.vel[i][d] = select(accepted, v[i][d], b.vel[i][d]);
+        w.comp_x[i][d] = select(accepted, cx[i][d], w.comp_x[i][d]);
+        w.comp_v[i][d] = select(accepted, cv[i][d], w.comp_v[i][d]);
         w.acc[i][d] = select(accepted, acc_new[i][d], w.acc[i][d]);
       }
     }
