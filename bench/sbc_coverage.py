@@ -208,6 +208,9 @@ def combine(args):
     seeds = [int(v) for v in args.seeds.split(",")] if args.seeds else sorted(records)
     missing = [s for s in seeds if s not in records]
     results = [records[s] for s in seeds if s in records]
+    if not results:
+        print(f"sbc_coverage: no dataset results in {' '.join(args.combine)}")
+        return 1
     for r in results:
         how = r.get("settings", {})
         how = f" ({how.get('walkers')} walkers, {how.get('fit_args') or 'DE moves'}, {how.get('machine', '')})" if how else ""
