@@ -187,7 +187,7 @@ void bench_likelihood(const std::string& config_path, long systems, const std::v
       std::cout << "    of which kernel " << device.kernel_ms << " ms (" << systems / (1e-3 * device.kernel_ms)
                 << " evaluations/s), device total (allocation, copies, kernel) " << device.total_ms
                 << " ms, host (initial conditions, set-up) " << 1e3 * elapsed - device.total_ms << " ms\n";
-    // The observers' cost: 100 RVs and the transits, against the plain integration.
+    // The observers' cost: 100 RVs and the transits, against the plain integration (best of three).
     Dataset hundred = c.data;
     hundred.rv.clear();
     if (!hundred.instruments.empty()) {
@@ -198,13 +198,23 @@ void bench_likelihood(const std::string& config_path, long systems, const std::v
     }
     const LikelihoodProblem observed(hundred, model, s, c.values);
     const long m = std::min(systems, backend == "cuda" ? systems : 8192L);
+    // Alternated three times, the fastest of each kept: on a shared machine one pair of runs can
+    // differ by 20% from noise alone.
     DeviceTiming device_with, device_without;
-    const auto t2 = std::chrono::steady_clock::now();
-    observed.evaluate(params.data(), m, lnls.data(), statuses.data(), nullptr, &device_with);
-    const double with = seconds_since(t2);
-    const auto t3 = std::chrono::steady_clock::now();
-    observed.integrate_without_observers(params.data(), m, statuses.data(), &device_without);
-    const double without = seconds_since(t3);
+    double with = HUGE_VAL, without = HUGE_VAL;
+    for (int round = 0; round < 3; ++round) {
+      DeviceTiming d;
+      const auto t2 = std::chrono::steady_clock::now();
+      observed.evaluate(params.data(), m, lnls.data(), statuses.data(), nullptr, &d);
+      const double w = seconds_since(t2);
+      if (w < with) with = w;
+      if (round == 0 || d.kernel_ms < device_with.kernel_ms) device_with = d;
+      const auto t3 = std::chrono::steady_clock::now();
+      observed.integrate_without_observers(params.data(), m, statuses.data(), &d);
+      const double wo = seconds_since(t3);
+      if (wo < without) without = wo;
+      if (round == 0 || d.kernel_ms < device_without.kernel_ms) device_without = d;
+    }
     const double system_steps = m * (observed.end_time() - observed.reference_epoch()) / observed.time_step();
     std::cout << "  observers (" << hundred.rv.size() << " RVs, " << hundred.transits.size() << " transits), " << m
               << " systems on " << backend << ": " << with << " s with (" << system_steps / with << " system-steps/s), "

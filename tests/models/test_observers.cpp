@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 
 #include "model_config.hpp"
@@ -69,8 +70,11 @@ Kepler9Errors kepler9_errors(std::vector<std::string> overrides) {
 TEST(Observers, Kepler9MatchesIas15AndIsAtLeastAsAccurateAsTtvfast) {
   if (!shared_data_present()) GTEST_SKIP() << "../shared/data is absent: the Kepler-9 data are needed";
   const Kepler9Errors e = kepler9_errors({});
+  std::cout << "Kepler-9 worst errors from IAS15: RV " << e.rv << " m/s (TTVFast " << e.ttvfast_rv << "), transit "
+            << e.transit << " s (TTVFast " << e.ttvfast_transit << ")\n";
   EXPECT_EQ(e.transits, 107);
   EXPECT_LT(e.rv, 1e-3) << "m/s";
+  EXPECT_LT(e.rv, 4e-5) << "m/s: 1.6e-5 measured; 7.3e-5 without the dense output's kick correction";
   EXPECT_LT(e.transit, 1.0) << "s";
   EXPECT_LE(e.transit, e.ttvfast_transit) << "TTVFast at the same step is more accurate";
   EXPECT_LE(e.rv, e.ttvfast_rv);
@@ -137,9 +141,13 @@ TEST(Observers, TtvfastKoi142Example) {
   // fine run is 5.3 s from IAS15 at the end of the span, swarmfit's fine run within 0.1 s.
   EXPECT_LT(fast_fine_transit, 10.0);
   EXPECT_LT(fine_transit, 0.1);
-  EXPECT_LT(fine_rv, 1e-4);
+  // 9e-7 m/s; 7.5e-6 when MVS's dense output drops its kick correction (Mvs::dense_star_vz).
+  EXPECT_LT(fine_rv, 3e-6);
   // Accuracy at the step TTVFast's example uses. Both errors are dominated by an O(eps^2 h^2)
   // drift that symplectic correctors do not remove (c is 0.65 Jupiter masses near 2:1).
+  std::cout << "KOI-142 worst errors from IAS15 at 0.54 d: RV " << ours_rv << " m/s (TTVFast " << fast_rv
+            << "), transit " << ours_transit << " s (TTVFast " << fast_transit << "); at 0.02 d: RV " << fine_rv
+            << " m/s, transit " << fine_transit << " s\n";
   EXPECT_LE(ours_transit, fast_transit) << "s";
   EXPECT_LE(ours_rv, fast_rv) << "m/s";
 }
@@ -164,6 +172,7 @@ TEST(Observers, RadvelKeplerianConvention) {
   ASSERT_EQ(status[0], kStatusOk);
   double worst = 0;
   for (std::size_t k = 0; k < times.size(); ++k) worst = std::max(worst, std::fabs(rv[k] - expected[k]));
+  std::cout << "RadVel Keplerian: worst " << worst << " m/s\n";
   EXPECT_LT(worst, 1e-6) << "m/s";
   // The opposite convention (omega + pi) is far off: the test can tell them apart.
   std::vector<double> flipped = params;

@@ -138,8 +138,8 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
 
     T rp[N][3], rv[N][3];
     S::star_relative(b, w, p, rp, rv);
-    if constexpr (Observer::kActive) observer->template after_step<Scheme>(b, w, p, clock.time, h, advanced, rp, rv);
     T code = monitor_status<N>(rp, rv, b.mass, radius, m, p.G);
+    if constexpr (Observer::kActive) observer->template after_step<Scheme>(b, w, p, clock.time, h, advanced, rp, rv);
     code = select(ok, code, T(kStatusKeplerFailure));
     code = select(stalled, T(kStatusStepUnderflow), code);
     // A system whose observations already failed (missed transit) need not go on.

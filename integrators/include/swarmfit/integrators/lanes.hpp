@@ -24,8 +24,10 @@ SWARMFIT_HD double lane_sqrt(double x) { return sqrt(x); }
 // 1/sqrt(x): the GPU's rsqrt (within 1 ulp, one instruction sequence instead of an IEEE square
 // root and division); the CPU divides. CPU and GPU then differ at the last bit per force term,
 // which keeps them within 1e-12 after 1000 steps (tests/integrators/test_gpu.cpp).
+// SWARMFIT_EXACT_RSQRT: the correctly rounded 1.0 / sqrt(x) on the GPU too (an experiment on
+// how much of the CPU-GPU difference of the likelihoods the rsqrt makes).
 SWARMFIT_HD double lane_rsqrt(double x) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && !defined(SWARMFIT_EXACT_RSQRT)
   return rsqrt(x);
 #else
   return 1.0 / sqrt(x);
@@ -51,6 +53,7 @@ struct LaneTraits<double> {
   SWARMFIT_HD static double lane(double v, int) { return v; }
   SWARMFIT_HD static void set_lane(double& v, int, double x) { v = x; }
   SWARMFIT_HD static bool mask_lane(bool m, int) { return m; }
+  SWARMFIT_HD static void set_mask_lane(bool& m, int, bool x) { m = x; }
 };
 
 #if !defined(__CUDACC__)
@@ -275,6 +278,7 @@ struct LaneTraits<Pack<W>> {
   static double lane(Pack<W> v, int i) { return v.v[i]; }
   static void set_lane(Pack<W>& v, int i, double x) { v.v[i] = x; }
   static bool mask_lane(PackMask<W> m, int i) { return m.m[i] != 0; }
+  static void set_mask_lane(PackMask<W>& m, int i, bool x) { m.m[i] = x ? -1LL : 0LL; }
 };
 #endif  // !__CUDACC__
 

@@ -26,7 +26,8 @@ struct Mvs {
   using Mask = MaskOf<T>;
   enum Operator { kKepler = 0, kJump = 1, kKick = 2 };
   struct Work {
-    T pending;  // time of the outer operator still owed by the previous step
+    T pending;       // time of the outer operator still owed by the previous step
+    T kick_star_vz;  // change of the star's barycentric v_z in the last step's kick (Kepler outermost)
   };
 
   // ---- coordinate changes (in place on b.pos / b.vel; slot 0 holds the centre of mass)
@@ -171,10 +172,13 @@ struct Mvs {
       for (int i = 1; i < N; ++i) b.pos[i][d] = b.pos[i][d] + shift;
     }
   }
-  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau) {
+  // star_dvz, when given, receives the change of the star's barycentric v_z (for dense_star_vz).
+  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau, T* star_dvz = nullptr) {
     T acc[N][3];
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       accelerations<N, 1>(b.pos, b.mass, p.G, acc);  // differences of Q are inertial differences
+      // v_star = V_cm - sum m_i V_i / m0, and sum m_i acc_i = 0 for mutual forces.
+      if (star_dvz) *star_dvz = 0.0;
     } else {
       T x[N][3], v[N][3], a[N][3];
       jacobi_to_inertial(b, x, v);
@@ -183,6 +187,10 @@ struct Mvs {
       // the Kepler term that H_Kepler already accounts for.
       T m = b.mass[0];
       T ca[3] = {b.mass[0] * a[0][0], b.mass[0] * a[0][1], b.mass[0] * a[0][2]};
+      // v_star = V_cm - sum f_i v'_i (f_i = m_i / M_i), and sum f_i (a_i - A_{i-1}) = -a_0 when
+      // sum m_k a_k = 0, so the kick moves the star by tau (a_0 - sum f_i kepler_term_i x'_i), with
+      // f_i kepler_term_i = G m0 m_i / M_{i-1} r_i^-3: no division.
+      T star_az = a[0][2];
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
@@ -190,6 +198,7 @@ struct Mvs {
         const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
         const T rinv = lane_rsqrt(r2);
         const T kepler_term = T(p.G * b.mass[0]) * mnew * inv_m * rinv * rinv * rinv;
+        if (star_dvz) star_az = star_az - T(p.G * b.mass[0]) * b.mass[i] * inv_m * rinv * rinv * rinv * b.pos[i][2];
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
           acc[i][d] = a[i][d] - ca[d] * inv_m + kepler_term * b.pos[i][d];
@@ -200,6 +209,7 @@ struct Mvs {
       acc[0][0] = 0.0;
       acc[0][1] = 0.0;
       acc[0][2] = 0.0;
+      if (star_dvz) *star_dvz = tau * star_az;
     }
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
@@ -272,6 +282,7 @@ struct Mvs {
       if (p.mvs_corrector > 0) corrector(b, p, 1.0);
     }
     w.pending = 0.0;
+    w.kick_star_vz = 0.0;
     h_next = p.time_step;
   }
 
@@ -300,7 +311,7 @@ struct Mvs {
     switch (p.mvs_splitting) {
       case MvsSplitting::kKeplerJumpKick:
         linear_operator(kJump, b, p, half);
-        kick(b, p, h);
+        kick(b, p, h, &w.kick_star_vz);
         linear_operator(kJump, b, p, half);
         break;
       case MvsSplitting::kKickJumpKepler: linear_operator(kJump, b, p, half); break;
@@ -341,6 +352,32 @@ struct Mvs {
   // drift of w.pending: its positions are those of about w.pending earlier.
   SWARMFIT_HD static T observation_lag(const Work& w, const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick ? w.pending : T(0.0);
+  }
+
+  // Dense output of the star's barycentric v_z at t_new + delta, -2 pending < delta <= pending, when
+  // the Kepler operator is outermost (dense_observations): the stored state is the one just after
+  // the step's kick (at t_new - pending) still owing its closing Kepler drift. Drift it by
+  // s = pending + delta, then take away the part of the kick that belongs after t_new + delta (a kick
+  // of h a_p stands for the perturbation over the step around it): delta / h of it, h = 2 pending.
+  // Exact for one planet; for the step's own end (delta = 0) it is the closed state of the map.
+  // One Kepler drift per planet instead of a sub-step of the scheme (two drifts and a kick).
+  SWARMFIT_HD static bool dense_observations(const StepParams& p) {
+    return p.mvs_splitting == MvsSplitting::kKeplerJumpKick;
+  }
+  SWARMFIT_HD_COLD static T dense_star_vz(const Bodies<N, T>& b, const Work& w, const StepParams& p, T delta) {
+    Bodies<N, T> copy = b;
+    kepler(copy, p, w.pending + delta);
+    T vz;
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
+      democratic_to_inertial(copy);
+      vz = copy.vel[0][2];
+    } else {
+      T x[N][3], v[N][3];
+      jacobi_to_inertial(copy, x, v);
+      vz = v[0][2];
+    }
+    const T fraction = select(w.pending > 0.0, delta * (0.5 / w.pending), T(0.0));
+    return vz + fraction * w.kick_star_vz;
   }
 
   // Positions and velocities relative to the star, for the monitors (between steps the outer

@@ -4,7 +4,9 @@
 // Conventions (README, "Conventions"): the observer is on the +z axis; the sky plane is x-y.
 //  - Star RV = -v_z of the star in the barycentric frame (positive = receding), evaluated at each
 //    observation time exactly: a sub-step of the same scheme from the end of the step that
-//    passed the time (backwards by at most one step; the main integration is not disturbed).
+//    passed the time (backwards by at most one step; the main integration is not disturbed), or
+//    the scheme's own dense output where it has one (MVS with the Kepler drift outermost:
+//    Mvs::dense_star_vz, one Kepler drift per planet instead of a sub-step).
 //  - A transit of planet i is a root of g = (x . v) over the sky-plane components of the
 //    planet-star vector, going from g < 0 to g > 0 with the planet in front (z_i - z_0 > 0):
 //    the time of minimum sky-plane separation. Sign changes are detected between steps and the
@@ -20,6 +22,8 @@
 // (uniform prior on gamma_j: a Gaussian integral). Transit times: Gaussian, or Student-t with nu
 // degrees of freedom (as Agol et al. 2021, PSJ 2, 1, for TRAPPIST-1).
 #pragma once
+
+#include <type_traits>
 
 #include "swarmfit/integrators/gravity.hpp"
 #include "swarmfit/integrators/kepler.hpp"
@@ -90,6 +94,24 @@ SWARMFIT_HD_COLD void state_at_offset(const Bodies<N, T>& b, const typename Sche
   S::end(out, work, fixed);
 }
 
+// The star's barycentric v_z at t_new + delta: the scheme's dense output where it has one,
+// otherwise a sub-step (state_at_offset).
+template <class S, class = void>
+struct HasDenseStarVz : std::false_type {};
+template <class S>
+struct HasDenseStarVz<S, std::void_t<decltype(&S::dense_star_vz)>> : std::true_type {};
+
+template <template <int, class> class Scheme, int N, class T>
+SWARMFIT_HD_COLD T star_vz_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                     T delta) {
+  if constexpr (HasDenseStarVz<Scheme<N, T>>::value) {
+    if (Scheme<N, T>::dense_observations(p)) return Scheme<N, T>::dense_star_vz(b, w, p, delta);
+  }
+  Bodies<N, T> now;
+  state_at_offset<Scheme, N, T>(b, w, p, delta, now);
+  return now.vel[0][2];
+}
+
 // The policy the driver calls when nothing is observed: compiles to nothing.
 struct NoObserver {
   static constexpr bool kActive = false;
@@ -132,16 +154,17 @@ struct ObserverRecord {
   }
 
   // Every lane may have several observations inside this step; each pass takes the next one.
+  // The observations up to t_new + lag are taken now (the stored state of MVS with the Kepler
+  // drift outermost is good until its next kick, half a step after t_new).
   template <template <int, class> class Scheme>
   SWARMFIT_HD_COLD void record_rv(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                   T t_new, Mask advanced) {
+    const T t_last = t_new + Scheme<N, T>::observation_lag(w, p);
     for (int pass = 0; pass < tab.num_rv; ++pass) {
-      const Mask pending = mask_and(advanced, rv_next_time <= t_new);
+      const Mask pending = mask_and(advanced, rv_next_time <= t_last);
       if (!any(pending)) return;
       const T delta = select(pending, rv_next_time - t_new, T(0.0));
-      Bodies<N, T> now;
-      state_at_offset<Scheme, N, T>(b, w, p, delta, now);
-      const T model = -now.vel[0][2] * tab.velocity_unit;
+      const T model = -star_vz_at_offset<Scheme, N, T>(b, w, p, delta) * tab.velocity_unit;
       // Gather this observation's row per lane, then accumulate as vectors.
       T value = 0.0, variance = 1.0, instrument = -1.0;
       for (int l = 0; l < L::width; ++l) {
@@ -169,6 +192,20 @@ struct ObserverRecord {
       // overflow, costs one logarithm per ~40 observations instead of one each.
       variance_product = select(pending, variance_product * variance, variance_product);
       if (any(mask_or(variance_product > 1e200, variance_product < 1e-200))) fold_variance_product();
+    }
+  }
+
+  // The rare work of one step (LikelihoodObserver::after_step): the RVs due, then the transits.
+  template <template <int, class> class Scheme>
+  SWARMFIT_HD_COLD void observe(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                T t_new, T h, Mask advanced, Mask rv_due, const Mask (&crossing)[N]) {
+    if (any(rv_due)) record_rv<Scheme>(b, w, p, t_new, advanced);
+    T rp[N][3], rv[N][3];
+    Scheme<N, T>::star_relative(b, w, p, rp, rv);
+    for (int i = 1; i < N && i < kMaxObservedBodies; ++i) {
+      if (!any(crossing[i])) continue;
+      const T x0[3] = {rp[i][0], rp[i][1], rp[i][2]}, v0[3] = {rv[i][0], rv[i][1], rv[i][2]};
+      refine_transit<Scheme>(b, w, p, t_new, h, i, crossing[i], x0, v0);
     }
   }
 
@@ -214,15 +251,33 @@ struct ObserverRecord {
       delta = select(crossing, delta - newton_change(x, v), delta);
       delta = lane_min(lane_max(delta, -2.0 * h), h);
     }
-    Mask converged = mask_not(crossing);
+    // Only a conjunction whose epoch is observed needs its time to better than the two-body
+    // estimate (numbering goes by counting; the first one of each body is refined as well, since
+    // it fixes the numbering): Kepler-9 has 155 conjunctions in its span, 107 of them observed.
+    Mask needed = crossing;
+    for (int l = 0; l < L::width; ++l) {
+      if (!L::mask_lane(crossing, l)) continue;
+      const double epoch = L::lane(epoch_next[i], l);
+      if (epoch < -1e299) continue;
+      int row = static_cast<int>(L::lane(row_next[i], l));
+      while (row < tab.transit_end[i] && tab.transit_epoch[row] < epoch) ++row;
+      if (!(row < tab.transit_end[i] && tab.transit_epoch[row] == epoch)) L::set_mask_lane(needed, l, false);
+    }
+    Mask converged = mask_not(needed);
     T sky2 = 0.0;
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
       Bodies<N, T> now;
       state_at_offset<Scheme, N, T>(b, w, p, delta, now);
-      T x[3], v[3];
-      for (int d = 0; d < 3; ++d) {
-        x[d] = now.pos[i][d] - now.pos[0][d];
-        v[d] = now.vel[i][d] - now.vel[0][d];
+      // Body i picked with compile-time indices: a runtime index would put `now`, and the whole
+      // sub-step, in GPU local memory.
+      T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int k = 1; k < N; ++k) {
+        if (k != i) continue;
+        for (int d = 0; d < 3; ++d) {
+          x[d] = now.pos[k][d] - now.pos[0][d];
+          v[d] = now.vel[k][d] - now.vel[0][d];
+        }
       }
       const T change = newton_change(x, v);
       sky2 = select(converged, sky2, x[0] * x[0] + x[1] * x[1]);
@@ -233,7 +288,7 @@ struct ObserverRecord {
     }
     for (int l = 0; l < L::width; ++l) {
       if (!L::mask_lane(crossing, l)) continue;
-      const bool ok = L::mask_lane(converged, l);
+      const bool ok = L::mask_lane(converged, l) && L::mask_lane(needed, l);
       const double t = L::lane(t_new, l) + L::lane(delta, l);
       const bool across = ok && (tab.star_radius <= 0.0 || L::lane(sky2, l) < tab.star_radius * tab.star_radius);
       conjunction(l, i, t, across);
@@ -315,10 +370,14 @@ struct LikelihoodObserver {
   T rv_next_time;
   T g_prev[N];
   T status;
+  bool detect[N];  // a copy in registers: the tables are in memory
 
   SWARMFIT_HD explicit LikelihoodObserver(Record& record) : rec(record), rv_next_time(record.rv_next_time) {
     status = 0.0;
-    for (int i = 0; i < N; ++i) g_prev[i] = 0.0;
+    for (int i = 0; i < N; ++i) {
+      g_prev[i] = 0.0;
+      detect[i] = i > 0 && i < kMaxObservedBodies && record.tab.detect[i];
+    }
   }
 
   template <template <int, class> class Scheme>
@@ -329,28 +388,36 @@ struct LikelihoodObserver {
   }
 
   // After a step that moved the lanes in `advanced` to time t_new (a step of length h); rp, rv:
-  // the stored state relative to the star (as the monitors see it).
+  // the stored state relative to the star (as the monitors see it). The rare work goes to ONE
+  // out-of-line call per step at most, on copies of the state that are copied back afterwards:
+  // so the state is not live across the call, and the hot loop keeps the register allocation of
+  // the plain kernel (a call with the state live cost 60 registers and spills in the loop).
   template <template <int, class> class Scheme>
-  SWARMFIT_HD void after_step(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T t_new,
-                              T h, Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
-    if (any(mask_and(advanced, rv_next_time <= t_new))) {
-      const Bodies<N, T> b_copy = b;
-      const typename Scheme<N, T>::Work w_copy = w;
-      rec.template record_rv<Scheme>(b_copy, w_copy, p, t_new, advanced);
-      rv_next_time = rec.rv_next_time;
-    }
-    for (int i = 1; i < N && i < kMaxObservedBodies; ++i) {
-      if (!rec.tab.detect[i]) continue;
+  SWARMFIT_HD void after_step(Bodies<N, T>& b, typename Scheme<N, T>::Work& w, const StepParams& p, T t_new, T h,
+                              Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
+    const Mask rv_due = mask_and(advanced, rv_next_time <= t_new + Scheme<N, T>::observation_lag(w, p));
+    bool any_event = any(rv_due);
+    Mask crossing_now[N];  // registers; copied to an array in memory only when there is an event
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      crossing_now[i] = Mask(false);
+      if (!detect[i]) continue;
       const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
-      const Mask crossing = mask_and(mask_and(advanced, g_prev[i] < 0.0), mask_and(g >= 0.0, rp[i][2] > 0.0));
+      crossing_now[i] = mask_and(mask_and(advanced, g_prev[i] < 0.0), mask_and(g >= 0.0, rp[i][2] > 0.0));
       g_prev[i] = select(advanced, g, g_prev[i]);
-      if (any(crossing)) {
-        const Bodies<N, T> b_copy = b;
-        const typename Scheme<N, T>::Work w_copy = w;
-        const T x0[3] = {rp[i][0], rp[i][1], rp[i][2]}, v0[3] = {rv[i][0], rv[i][1], rv[i][2]};
-        rec.template refine_transit<Scheme>(b_copy, w_copy, p, t_new, h, i, crossing, x0, v0);
-        status = rec.status;
-      }
+      any_event = any_event || any(crossing_now[i]);
+    }
+    if (any_event) {
+      Mask crossing[N];
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i) crossing[i] = crossing_now[i];
+      Bodies<N, T> b_copy = b;
+      typename Scheme<N, T>::Work w_copy = w;
+      rec.template observe<Scheme>(b_copy, w_copy, p, t_new, h, advanced, rv_due, crossing);
+      b = b_copy;
+      w = w_copy;
+      rv_next_time = rec.rv_next_time;
+      status = rec.status;
     }
   }
 
