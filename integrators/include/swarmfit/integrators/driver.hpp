@@ -91,6 +91,20 @@ SWARMFIT_HD void blend_lanes(S& dst, const S& old, MaskOf<T> keep_new) {
   for (unsigned k = 0; k < sizeof(S) / sizeof(T); ++k) d[k] = select(keep_new, d[k], o[k]);
 }
 
+// The driver's loop variables. With observers they are held together so that an observer's rare
+// out-of-line call can park them in memory and take them back afterwards (LikelihoodObserver::
+// after_step): nothing is then live across the call, and the hot loop keeps the register
+// allocation of the plain kernel. Without an event the struct lives in registers.
+template <int N, class T>
+struct LoopState {
+  Clock<T> clock;
+  T h_next;
+  T steps_this_call;
+  T code;
+  T radius[N];
+  MaskOf<T> active;
+};
+
 // `observer` (observers.hpp), when given, sees every accepted step of every lane.
 template <template <int, class> class Scheme, int N, class T, class Observer = NoObserver>
 SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>& clock, double t_end,
@@ -98,63 +112,68 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
   using S = Scheme<N, T>;
   using Mask = MaskOf<T>;
   constexpr bool kLanes = LaneTraits<T>::width > 1;
-  Mask active = mask_and(clock.status == 0.0, clock.time < t_end);
-  if (!any(active)) return;
+  LoopState<N, T> ls;
+  ls.clock = clock;
+  ls.active = mask_and(clock.status == 0.0, clock.time < t_end);
+  if (!any(ls.active)) return;
+  for (int i = 0; i < N; ++i) ls.radius[i] = radius[i];
   // Lanes that do not run this call must come back bitwise unchanged (MVS changes coordinates).
   Bodies<N, T> b_start;
   if constexpr (kLanes) b_start = b;
-  const Mask started = active;
+  const Mask started = ls.active;
   typename S::Work w;
-  T h_next;
-  S::begin(b, w, p, h_next);
-  if (p.adaptive) h_next = select(clock.time_step > 0.0, clock.time_step, h_next);
+  S::begin(b, w, p, ls.h_next);
+  if (p.adaptive) ls.h_next = select(clock.time_step > 0.0, clock.time_step, ls.h_next);
   if constexpr (Observer::kActive) observer->template start<Scheme>(b, w, p);
-  T steps_this_call = 0.0;
-  while (any(active)) {
-    const T remaining = t_end - clock.time;
+  ls.steps_this_call = 0.0;
+  while (any(ls.active)) {
+    const T remaining = t_end - ls.clock.time;
     // A step that would land within 1e-12 of the destination lands on it exactly.
-    const Mask last = h_next >= remaining * (1.0 - 1e-12);
-    const T h = select(last, remaining, h_next);
+    const Mask last = ls.h_next >= remaining * (1.0 - 1e-12);
+    const T h = select(last, remaining, ls.h_next);
     Bodies<N, T> b_old;
     typename S::Work w_old;
-    T h_old = h_next;
+    T h_old = ls.h_next;
     if constexpr (kLanes) {
       b_old = b;
       w_old = w;
     }
     Mask accepted;
-    const Mask ok = S::step(b, w, h, p, h_next, accepted);
+    const Mask ok = S::step(b, w, h, p, ls.h_next, accepted);
     if constexpr (kLanes) {
-      blend_lanes<Bodies<N, T>, T>(b, b_old, active);
-      blend_lanes<typename S::Work, T>(w, w_old, active);
-      h_next = select(active, h_next, h_old);
+      blend_lanes<Bodies<N, T>, T>(b, b_old, ls.active);
+      blend_lanes<typename S::Work, T>(w, w_old, ls.active);
+      ls.h_next = select(ls.active, ls.h_next, h_old);
     }
     // A step that cannot move the clock (zero, NaN, or below its resolution) would loop forever.
-    const Mask stalled = mask_and(active, mask_not(clock.time + h > clock.time));
-    const Mask advanced = mask_and(active, accepted);
-    clock.time = select(advanced, select(last, T(t_end), clock.time + h), clock.time);
-    clock.steps = select(advanced, clock.steps + 1.0, clock.steps);
-    steps_this_call = select(advanced, steps_this_call + 1.0, steps_this_call);
+    const Mask stalled = mask_and(ls.active, mask_not(ls.clock.time + h > ls.clock.time));
+    const Mask advanced = mask_and(ls.active, accepted);
+    ls.clock.time = select(advanced, select(last, T(t_end), ls.clock.time + h), ls.clock.time);
+    ls.clock.steps = select(advanced, ls.clock.steps + 1.0, ls.clock.steps);
+    ls.steps_this_call = select(advanced, ls.steps_this_call + 1.0, ls.steps_this_call);
 
     T rp[N][3], rv[N][3];
     S::star_relative(b, w, p, rp, rv);
-    T code = monitor_status<N>(rp, rv, b.mass, radius, m, p.G);
-    if constexpr (Observer::kActive) observer->template after_step<Scheme>(b, w, p, clock.time, h, advanced, rp, rv);
-    code = select(ok, code, T(kStatusKeplerFailure));
-    code = select(stalled, T(kStatusStepUnderflow), code);
-    // A system whose observations already failed (missed transit) need not go on.
-    if constexpr (Observer::kActive) code = select(code == 0.0, observer->status, code);
-    clock.status = select(active, code, clock.status);
-    active = mask_and(active, mask_and(clock.status == 0.0, clock.time < t_end));
+    ls.code = monitor_status<N>(rp, rv, b.mass, ls.radius, m, p.G);
+    ls.code = select(ok, ls.code, T(kStatusKeplerFailure));
+    ls.code = select(stalled, T(kStatusStepUnderflow), ls.code);
+    if constexpr (Observer::kActive) {
+      observer->template after_step<Scheme>(b, w, p, h, advanced, rp, rv, ls);
+      // A system whose observations already failed (missed transit) need not go on.
+      ls.code = select(ls.code == 0.0, observer->status, ls.code);
+    }
+    ls.clock.status = select(ls.active, ls.code, ls.clock.status);
+    ls.active = mask_and(ls.active, mask_and(ls.clock.status == 0.0, ls.clock.time < t_end));
     if (m.max_steps > 0.0) {
-      const Mask out_of_budget = mask_and(active, steps_this_call >= m.max_steps);
-      clock.status = select(out_of_budget, T(kStatusStepBudget), clock.status);
-      active = mask_and(active, mask_not(out_of_budget));
+      const Mask out_of_budget = mask_and(ls.active, ls.steps_this_call >= m.max_steps);
+      ls.clock.status = select(out_of_budget, T(kStatusStepBudget), ls.clock.status);
+      ls.active = mask_and(ls.active, mask_not(out_of_budget));
     }
   }
   S::end(b, w, p);
   if constexpr (kLanes) blend_lanes<Bodies<N, T>, T>(b, b_start, started);
-  clock.time_step = p.adaptive ? h_next : T(p.time_step);
+  clock = ls.clock;
+  clock.time_step = p.adaptive ? ls.h_next : T(p.time_step);
 }
 
 }  // namespace swarmfit

@@ -24,10 +24,10 @@ SWARMFIT_HD double lane_sqrt(double x) { return sqrt(x); }
 // 1/sqrt(x): the GPU's rsqrt (within 1 ulp, one instruction sequence instead of an IEEE square
 // root and division); the CPU divides. CPU and GPU then differ at the last bit per force term,
 // which keeps them within 1e-12 after 1000 steps (tests/integrators/test_gpu.cpp).
-// SWARMFIT_EXACT_RSQRT: the correctly rounded 1.0 / sqrt(x) on the GPU too (an experiment on
-// how much of the CPU-GPU difference of the likelihoods the rsqrt makes).
+// (The correctly rounded 1.0 / sqrt(x) on the GPU as well does not bring the CPU and GPU
+// likelihoods closer: bench/RESULTS.md, "CPU and GPU likelihoods".)
 SWARMFIT_HD double lane_rsqrt(double x) {
-#if defined(__CUDA_ARCH__) && !defined(SWARMFIT_EXACT_RSQRT)
+#if defined(__CUDA_ARCH__)
   return rsqrt(x);
 #else
   return 1.0 / sqrt(x);

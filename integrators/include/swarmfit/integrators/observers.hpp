@@ -196,9 +196,17 @@ struct ObserverRecord {
   }
 
   // The rare work of one step (LikelihoodObserver::after_step): the RVs due, then the transits.
+  // `parked`: the caller's loop state, parked in memory across this call (after_step); the empty
+  // asm with a memory clobber keeps the compiler from proving that this call leaves it alone
+  // (it would then keep it in registers across the call again).
   template <template <int, class> class Scheme>
   SWARMFIT_HD_COLD void observe(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                T t_new, T h, Mask advanced, Mask rv_due, const Mask (&crossing)[N]) {
+                                T t_new, T h, Mask advanced, Mask rv_due, const Mask (&crossing)[N], void* parked) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : : "l"(parked) : "memory");
+#else
+    (void)parked;
+#endif
     if (any(rv_due)) record_rv<Scheme>(b, w, p, t_new, advanced);
     T rp[N][3], rv[N][3];
     Scheme<N, T>::star_relative(b, w, p, rp, rv);
@@ -387,17 +395,20 @@ struct LikelihoodObserver {
     for (int i = 0; i < N; ++i) g_prev[i] = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
   }
 
-  // After a step that moved the lanes in `advanced` to time t_new (a step of length h); rp, rv:
-  // the stored state relative to the star (as the monitors see it). The rare work goes to ONE
-  // out-of-line call per step at most, on copies of the state that are copied back afterwards:
-  // so the state is not live across the call, and the hot loop keeps the register allocation of
-  // the plain kernel (a call with the state live cost 60 registers and spills in the loop).
-  template <template <int, class> class Scheme>
-  SWARMFIT_HD void after_step(Bodies<N, T>& b, typename Scheme<N, T>::Work& w, const StepParams& p, T t_new, T h,
-                              Mask advanced, const T (&rp)[N][3], const T (&rv)[N][3]) {
+  // After a step of length h that moved the lanes in `advanced` to loop.clock.time; rp, rv: the
+  // stored state relative to the star (as the monitors see it); loop: the driver's other loop
+  // variables. The rare work goes to ONE out-of-line call per step at most, and everything the
+  // loop holds (state, loop variables, this observer's registers) is parked in memory for it and
+  // taken back afterwards: so nothing is live across the call, and the hot loop keeps the
+  // register allocation of the plain kernel (with the state live across the calls the kernel hit
+  // 255 registers and spilled inside the loop on the H100).
+  template <template <int, class> class Scheme, class Loop>
+  SWARMFIT_HD void after_step(Bodies<N, T>& b, typename Scheme<N, T>::Work& w, const StepParams& p, T h, Mask advanced,
+                              const T (&rp)[N][3], const T (&rv)[N][3], Loop& loop) {
+    const T t_new = loop.clock.time;
     const Mask rv_due = mask_and(advanced, rv_next_time <= t_new + Scheme<N, T>::observation_lag(w, p));
     bool any_event = any(rv_due);
-    Mask crossing_now[N];  // registers; copied to an array in memory only when there is an event
+    Mask crossing_now[N];  // registers; copied to memory only when there is an event
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
       crossing_now[i] = Mask(false);
@@ -408,14 +419,27 @@ struct LikelihoodObserver {
       any_event = any_event || any(crossing_now[i]);
     }
     if (any_event) {
-      Mask crossing[N];
+      struct Parked {
+        Bodies<N, T> b;
+        typename Scheme<N, T>::Work w;
+        Loop loop;
+        T g_prev[N];
+        Mask crossing[N];
+      } parked;
+      parked.b = b;
+      parked.w = w;
+      parked.loop = loop;
       SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 0; i < N; ++i) crossing[i] = crossing_now[i];
-      Bodies<N, T> b_copy = b;
-      typename Scheme<N, T>::Work w_copy = w;
-      rec.template observe<Scheme>(b_copy, w_copy, p, t_new, h, advanced, rv_due, crossing);
-      b = b_copy;
-      w = w_copy;
+      for (int i = 0; i < N; ++i) {
+        parked.g_prev[i] = g_prev[i];
+        parked.crossing[i] = crossing_now[i];
+      }
+      rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.crossing, &parked);
+      b = parked.b;
+      w = parked.w;
+      loop = parked.loop;
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i) g_prev[i] = parked.g_prev[i];
       rv_next_time = rec.rv_next_time;
       status = rec.status;
     }
