@@ -2,7 +2,7 @@
 # Nsight Compute profiles on the device machine, from the repository root, after here:
 #   gpu-bundle .gpu build-gpu/apps/swarmfit && bench/gpu_bundle_data.sh
 # PROFILE (default "b7 b5"): b7 = the likelihood kernel (MVS, n = 3, observers on) of B7's 1e5
-# batch; b5 = bare MVS, n = 3, dt 1e-2 (B5's first launch); b1 = Hermite, n = 3 (B1, dt 1e-3);
+# batch; b7plain = the same systems integrated without observers (B7's observers-cost line); b5 = bare MVS, n = 3, dt 1e-2 (B5's first launch); b1 = Hermite, n = 3 (B1, dt 1e-3);
 # b2n6 = Hermite, n = 6 (B2). The sections include the FP64 pipe's utilisation.
 # Writes $OUT/profile.tgz: ncu_<name>.txt (sections) and <name>_source.csv (SASS with executed
 # counts and stall samples per instruction: read with bench/sass_profile.py); prints a summary.
@@ -15,7 +15,7 @@ sections="--section ComputeWorkloadAnalysis --section SpeedOfLight --section Occ
 files=()
 for name in ${PROFILE:-b7 b5}; do
   case $name in
-    b7) run=(bench --backend cuda --only B7 --b7-systems "${SYSTEMS:-100000}" --b7-config .gpu/kepler9/kepler9.cfg) ;;
+    b7 | b7plain) run=(bench --backend cuda --only B7 --b7-systems "${SYSTEMS:-100000}" --b7-config .gpu/kepler9/kepler9.cfg) ;;
     b5) run=(bench --backend cuda --only B5) ;;
     b1) run=(bench --backend cuda --only B1) ;;
     b2n6) run=(bench --backend cuda --only B2) ;;
@@ -23,8 +23,11 @@ for name in ${PROFILE:-b7 b5}; do
   esac
   kernel=(-k regex:integrate_kernel)
   [ "$name" = b2n6 ] && kernel=(--kernel-name-base demangled -k "regex:Hermite, \\(int\\)6,")
-  # Launch 0 is each benchmark's warm-up; launch 1 is the measured one.
-  $ncu $sections "${kernel[@]}" --launch-skip 1 --launch-count 1 -o $work/$name -f \
+  # Launch 0 is each benchmark's warm-up; launch 1 is the measured one (B7: launches 2 and 3 are
+  # the first with-observers and without-observers pair of the observers' cost).
+  skip=1
+  [ "$name" = b7plain ] && skip=3
+  $ncu $sections "${kernel[@]}" --launch-skip $skip --launch-count 1 -o $work/$name -f \
     .gpu/run swarmfit "${run[@]}" > $work/${name}_run.txt 2>&1
   $ncu --import $work/$name.ncu-rep --page details > $work/ncu_$name.txt 2>&1
   $ncu --import $work/$name.ncu-rep --page source --csv --print-source sass > $work/${name}_source.csv 2>&1
