@@ -324,8 +324,13 @@ TEST_F(FitCli, KilledAtRandomAndResumedGivesTheSameChain) {
   for (std::string w; words >> w;) args.push_back(w);
   swarmfit::CounterRandom random(20261122);
   int kills = 0, resumed = 0, code = -1;
+  // On a loaded machine a run may not reach its next checkpoint within the delay: every attempt
+  // that made no progress lengthens the next ones, so the test cannot starve.
+  long last_generation = -1;
+  int stalled = 0;
   for (int attempt = 0; attempt < 200 && code != 0; ++attempt) {
-    const int delay = 30 + static_cast<int>(random.below(300, swarmfit::RandomPurpose::kTest, attempt, 0, 0));
+    const int delay =
+        (30 + static_cast<int>(random.below(300, swarmfit::RandomPurpose::kTest, attempt, 0, 0))) * (1 + stalled);
     const std::string log = (dir_ / ("attempt" + std::to_string(attempt) + ".log")).string();
     code = run_and_kill(args, delay, log);
     std::ifstream in(log);
@@ -333,7 +338,11 @@ TEST_F(FitCli, KilledAtRandomAndResumedGivesTheSameChain) {
     resumed += text.find("resumed at generation") != std::string::npos;
     if (code == -1) {
       ++kills;
-      if (fs::exists(path)) EXPECT_NO_THROW(swarmfit::read_run(path)) << "unreadable after kill " << kills;
+      long generation = -1;
+      if (fs::exists(path))
+        EXPECT_NO_THROW(generation = swarmfit::read_run(path).state.generation) << "unreadable after kill " << kills;
+      stalled = generation > last_generation ? 0 : stalled + 1;
+      last_generation = std::max(last_generation, generation);
     } else {
       ASSERT_EQ(code, 0) << text;
     }

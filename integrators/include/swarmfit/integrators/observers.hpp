@@ -435,11 +435,24 @@ struct LikelihoodObserver {
         parked.crossing[i] = crossing_now[i];
       }
       rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.crossing, &parked);
-      b = parked.b;
-      w = parked.w;
-      loop = parked.loop;
+      // Positions and velocities come back; the masses (and the loop's radii) are not taken from
+      // memory: reloaded after a call they would no longer be loop invariants, and nvcc would
+      // recompute everything derived from them (mu, mass ratios: divisions) at every step.
       SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 0; i < N; ++i) g_prev[i] = parked.g_prev[i];
+      for (int i = 0; i < N; ++i) {
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          b.pos[i][d] = parked.b.pos[i][d];
+          b.vel[i][d] = parked.b.vel[i][d];
+        }
+        g_prev[i] = parked.g_prev[i];
+      }
+      w = parked.w;
+      loop.clock = parked.loop.clock;
+      loop.h_next = parked.loop.h_next;
+      loop.steps_this_call = parked.loop.steps_this_call;
+      loop.code = parked.loop.code;
+      loop.active = parked.loop.active;
       rv_next_time = rec.rv_next_time;
       status = rec.status;
     }
