@@ -101,7 +101,6 @@ struct LoopState {
   T h_next;
   T steps_this_call;
   T code;
-  T radius[N];
   MaskOf<T> active;
 };
 
@@ -116,7 +115,6 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
   ls.clock = clock;
   ls.active = mask_and(clock.status == 0.0, clock.time < t_end);
   if (!any(ls.active)) return;
-  for (int i = 0; i < N; ++i) ls.radius[i] = radius[i];
   // Lanes that do not run this call must come back bitwise unchanged (MVS changes coordinates).
   Bodies<N, T> b_start;
   if constexpr (kLanes) b_start = b;
@@ -154,7 +152,7 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
 
     T rp[N][3], rv[N][3];
     S::star_relative(b, w, p, rp, rv);
-    ls.code = monitor_status<N>(rp, rv, b.mass, ls.radius, m, p.G);
+    ls.code = monitor_status<N>(rp, rv, b.mass, radius, m, p.G);
     ls.code = select(ok, ls.code, T(kStatusKeplerFailure));
     ls.code = select(stalled, T(kStatusStepUnderflow), ls.code);
     if constexpr (Observer::kActive) {

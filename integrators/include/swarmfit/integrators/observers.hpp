@@ -435,7 +435,7 @@ struct LikelihoodObserver {
         parked.crossing[i] = crossing_now[i];
       }
       rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.crossing, &parked);
-      // Positions and velocities come back; the masses (and the loop's radii) are not taken from
+      // Positions and velocities come back; the masses are not taken from
       // memory: reloaded after a call they would no longer be loop invariants, and nvcc would
       // recompute everything derived from them (mu, mass ratios: divisions) at every step.
       SWARMFIT_UNROLL_BODIES(N)
