@@ -397,11 +397,11 @@ struct LikelihoodObserver {
 
   // After a step of length h that moved the lanes in `advanced` to loop.clock.time; rp, rv: the
   // stored state relative to the star (as the monitors see it); loop: the driver's other loop
-  // variables. The rare work goes to ONE out-of-line call per step at most, and everything the
-  // loop holds (state, loop variables, this observer's registers) is parked in memory for it and
-  // taken back afterwards: so nothing is live across the call, and the hot loop keeps the
-  // register allocation of the plain kernel (with the state live across the calls the kernel hit
-  // 255 registers and spilled inside the loop on the H100).
+  // variables. The rare work goes to ONE out-of-line call per step at most, and what the loop
+  // changes (positions, velocities, Work, loop variables, this observer's registers) is parked in
+  // memory for it and taken back afterwards; only loop invariants (masses, radii) stay live across
+  // the call. With the state live across the calls the kernel hit 255 registers and spilled inside
+  // the loop on the H100; now it has no spills.
   template <template <int, class> class Scheme, class Loop>
   SWARMFIT_HD void after_step(Bodies<N, T>& b, typename Scheme<N, T>::Work& w, const StepParams& p, T h, Mask advanced,
                               const T (&rp)[N][3], const T (&rv)[N][3], Loop& loop) {
