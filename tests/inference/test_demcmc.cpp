@@ -341,42 +341,52 @@ TEST(Demcmc, KdeMovesKeepTheCorrelatedGaussian) {
   expect_marginals(sampler, target, {0, 4, 9}, 4000);
 }
 
+// The ESS of one 200-generation run is itself noisy (over seeds 70-81 the ratio of the two runs
+// went from 0.9 to 11 on one machine, and which seed lands where changes with the CPU's libm), so
+// the mixing claim is made on the median ratio over eight seeds (3.6 there); the moments are
+// checked on seed 78's run.
 TEST(Demcmc, KdeMovesKeepTheBananaAndMixFaster) {
   const double b = 0.03;
   auto banana = [b](const Eigen::VectorXd& y) {
     const double x2 = y(1) - b * (y(0) * y(0) - 100);
     return -0.5 * (y(0) * y(0) / 100 + x2 * x2);
   };
-  double ess[2] = {0, 0};
-  for (int with_kde = 0; with_kde < 2; ++with_kde) {
-    DemcmcSettings settings;
-    settings.seed = 78;
-    settings.kde = with_kde ? 0.5 : 0.0;
-    // Walkers start as exact draws of the banana, so what is measured is invariance and mixing,
-    // not how fast a population finds the arms (KDE moves cannot propose where no walker is;
-    // the DE moves mixed in do that).
-    CounterRandom random(5);
-    Eigen::MatrixXd initial(2, 256);
-    for (int w = 0; w < 256; ++w) {
-      const double x1 = 10 * random.normal(RandomPurpose::kInitial, w, 0, 0);
-      initial(0, w) = x1;
-      initial(1, w) = random.normal(RandomPurpose::kInitial, w, 0, 1) + b * (x1 * x1 - 100);
+  std::vector<double> ratios;
+  for (int seed = 71; seed <= 78; ++seed) {
+    double ess[2] = {0, 0};
+    for (int with_kde = 0; with_kde < 2; ++with_kde) {
+      DemcmcSettings settings;
+      settings.seed = seed;
+      settings.kde = with_kde ? 0.5 : 0.0;
+      // Walkers start as exact draws of the banana, so what is measured is invariance and mixing,
+      // not how fast a population finds the arms (KDE moves cannot propose where no walker is;
+      // the DE moves mixed in do that).
+      CounterRandom random(5);
+      Eigen::MatrixXd initial(2, 256);
+      for (int w = 0; w < 256; ++w) {
+        const double x1 = 10 * random.normal(RandomPurpose::kInitial, w, 0, 0);
+        initial(0, w) = x1;
+        initial(1, w) = random.normal(RandomPurpose::kInitial, w, 0, 1) + b * (x1 * x1 - 100);
+      }
+      Demcmc sampler(initial, likelihood_only(banana), settings);
+      for (int g = 0; g < 200; ++g) sampler.step();
+      const int kept = 4000;
+      const Moments y1 = moments(sampler, 0, kept, [](const Eigen::VectorXd& y) { return y(0); });
+      const Moments y2 = moments(sampler, 1, kept, [](const Eigen::VectorXd& y) { return y(1); });
+      ess[with_kde] = std::min(y1.ess, y2.ess);
+      if (!with_kde || seed != 78) continue;
+      ASSERT_GT(y1.ess, 1000) << "seed " << seed;
+      ASSERT_GT(y2.ess, 1000) << "seed " << seed;
+      EXPECT_NEAR(y1.mean, 0.0, 4 * std::sqrt(100 / y1.ess)) << "seed " << seed;
+      EXPECT_NEAR(y2.mean, 0.0, 4 * std::sqrt(19 / y2.ess)) << "seed " << seed;
+      EXPECT_NEAR(y1.variance, 100.0, 4.5 * 100 * std::sqrt(2 / y1.ess_square)) << "seed " << seed;
+      EXPECT_NEAR(y2.variance, 19.0, 6 * 19 * std::sqrt(2 / y2.ess_square)) << "seed " << seed;
     }
-    Demcmc sampler(initial, likelihood_only(banana), settings);
-    for (int g = 0; g < 200; ++g) sampler.step();
-    const int kept = 4000;
-    const Moments y1 = moments(sampler, 0, kept, [](const Eigen::VectorXd& y) { return y(0); });
-    const Moments y2 = moments(sampler, 1, kept, [](const Eigen::VectorXd& y) { return y(1); });
-    ess[with_kde] = std::min(y1.ess, y2.ess);
-    if (!with_kde) continue;
-    ASSERT_GT(y1.ess, 1000);
-    ASSERT_GT(y2.ess, 1000);
-    EXPECT_NEAR(y1.mean, 0.0, 4 * std::sqrt(100 / y1.ess));
-    EXPECT_NEAR(y2.mean, 0.0, 4 * std::sqrt(19 / y2.ess));
-    EXPECT_NEAR(y1.variance, 100.0, 4.5 * 100 * std::sqrt(2 / y1.ess_square));
-    EXPECT_NEAR(y2.variance, 19.0, 6 * 19 * std::sqrt(2 / y2.ess_square));
+    ratios.push_back(ess[1] / ess[0]);
   }
-  EXPECT_GT(ess[1], 2 * ess[0]) << "ESS with KDE moves " << ess[1] << ", without " << ess[0];
+  std::sort(ratios.begin(), ratios.end());
+  const double median = 0.5 * (ratios[3] + ratios[4]);
+  EXPECT_GT(median, 2.0) << "median ESS ratio, KDE moves to DE moves alone, over 8 seeds";
 }
 
 TEST(Demcmc, RefusesBadKdeSettings) {
