@@ -32,6 +32,7 @@ struct Row {
   double steps = 0, kernel_ms = 0, total_ms = 0, worst = 0, median = 0;
   double evaluations_per_step = 0;  // force evaluations per step (pairs counted once per evaluation)
   double flops_per_step = 0;        // FP64 flop model per system-step (FMA = 2), GPU peak fraction
+  std::string threads_per = "-";    // GPU: "system" or "body" (CudaLayout)
 };
 
 // FP64 flops of one Hermite P(EC)^2 step: per pair and evaluation 3+3 differences, r^2 (5),
@@ -39,8 +40,13 @@ struct Row {
 // (2) and 24 accumulations = 60; per body predictor 18 + two correctors 2 x 30 = 78.
 double hermite_flops(int n) { return 2.0 * 60.0 * n * (n - 1) / 2 + 78.0 * n; }
 
+struct RunSettings {
+  int threads = 0;  // CPU threads (0: all)
+  CudaLayout cuda_layout = CudaLayout::kAuto;
+};
+
 Row run(const std::string& bench, const std::string& backend, const std::string& integrator, int n, long systems,
-        double dt, double t_end, int threads, double tau = 1.7e-2, const StepParams* step = nullptr) {
+        double dt, double t_end, const RunSettings& settings, double tau = 1.7e-2, const StepParams* step = nullptr) {
   GeneratorSettings g;
   g.num_systems = systems;
   g.num_bodies = n;
@@ -53,12 +59,17 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
   r.step.time_step_factor = tau;
   r.step.mvs_splitting = MvsSplitting::kKeplerJumpKick;
   r.destination_time = t_end;
-  r.threads = threads;
+  r.threads = settings.threads;
+  r.cuda_layout = cuda_threads_per_body(r.integrator->scheme, n, CudaLayout::kThreadPerBody, false)
+                      ? settings.cuda_layout
+                      : CudaLayout::kAuto;
   r.monitors.close_approach = 0.1;  // monitors on, as in production runs
   r.monitors.rmax = 1000.0;
   std::vector<double> e0(systems);
   for (long s = 0; s < systems; ++s) e0[s] = e->energy(s, 1.0);
   Row row{bench, backend, integrator, n, systems, dt, t_end};
+  if (backend == "cuda")
+    row.threads_per = cuda_threads_per_body(r.integrator->scheme, n, r.cuda_layout, false) ? "body" : "system";
   if (backend == "cuda") {
     Ensemble warm = *e;  // warm-up launch: module load and first-touch stay out of the numbers
     RunRequest short_run = r;
@@ -97,11 +108,11 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
 }
 
 void print(const std::vector<Row>& rows, double peak_tflops) {
-  std::cout << std::left << std::setw(4) << "B" << std::setw(6) << "back" << std::setw(17) << "integrator" << std::right
-            << std::setw(3) << "n" << std::setw(8) << "systems" << std::setw(8) << "dt" << std::setw(9) << "T"
-            << std::setw(10) << "steps" << std::setw(11) << "kernel_ms" << std::setw(10) << "total_ms" << std::setw(11)
-            << "sys-step/s" << std::setw(10) << "pairs/s" << std::setw(7) << "FP64%" << std::setw(10) << "worst_dE"
-            << std::setw(10) << "median_dE"
+  std::cout << std::left << std::setw(4) << "B" << std::setw(6) << "back" << std::setw(7) << "thread" << std::setw(17)
+            << "integrator" << std::right << std::setw(3) << "n" << std::setw(8) << "systems" << std::setw(8) << "dt"
+            << std::setw(9) << "T" << std::setw(10) << "steps" << std::setw(11) << "kernel_ms" << std::setw(10)
+            << "total_ms" << std::setw(11) << "sys-step/s" << std::setw(10) << "pairs/s" << std::setw(7) << "FP64%"
+            << std::setw(10) << "worst_dE" << std::setw(10) << "median_dE"
             << "\n";
   for (const Row& r : rows) {
     const double rate = r.steps / (r.kernel_ms * 1e-3);
@@ -110,13 +121,13 @@ void print(const std::vector<Row>& rows, double peak_tflops) {
       fraction << std::fixed << std::setprecision(0) << 100.0 * rate * r.flops_per_step / (peak_tflops * 1e12);
     else
       fraction << "-";
-    std::cout << std::left << std::setw(4) << r.bench << std::setw(6) << r.backend << std::setw(17) << r.integrator
-              << std::right << std::setw(3) << r.n << std::setw(8) << r.systems << std::setw(8) << std::setprecision(2)
-              << r.dt << std::setw(9) << r.t_end << std::setw(10) << std::setprecision(3) << r.steps << std::setw(11)
-              << std::setprecision(4) << r.kernel_ms << std::setw(10) << r.total_ms << std::setw(11)
-              << std::setprecision(3) << rate << std::setw(10) << rate * r.evaluations_per_step << std::setw(7)
-              << fraction.str() << std::setw(10) << std::setprecision(2) << r.worst << std::setw(10) << r.median
-              << "\n";
+    std::cout << std::left << std::setw(4) << r.bench << std::setw(6) << r.backend << std::setw(7) << r.threads_per
+              << std::setw(17) << r.integrator << std::right << std::setw(3) << r.n << std::setw(8) << r.systems
+              << std::setw(8) << std::setprecision(2) << r.dt << std::setw(9) << r.t_end << std::setw(10)
+              << std::setprecision(3) << r.steps << std::setw(11) << std::setprecision(4) << r.kernel_ms
+              << std::setw(10) << r.total_ms << std::setw(11) << std::setprecision(3) << rate << std::setw(10)
+              << rate * r.evaluations_per_step << std::setw(7) << fraction.str() << std::setw(10)
+              << std::setprecision(2) << r.worst << std::setw(10) << r.median << "\n";
   }
 }
 
@@ -238,6 +249,8 @@ int bench_command(int argc, char** argv) {
       "scale", po::value<double>()->default_value(1.0),
       "multiply the number of systems by this (CPU runs default to 1/8 of the GPU sizes)")(
       "threads", po::value<int>()->default_value(0), "CPU threads (0: all)")(
+      "cuda-layout", po::value<std::string>()->default_value("auto"),
+      "GPU: auto, system (one thread per system) or body (a thread per body; hermite only)")(
       "peak", po::value<double>()->default_value(33.5),
       "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)")(
       "energy-time", po::value<double>()->default_value(0.45e6), "E: length of the Swarm-NG Table 1 energy runs")(
@@ -275,6 +288,16 @@ int bench_command(int argc, char** argv) {
   }
   const double scale = vm["scale"].as<double>();
   const int threads = vm["threads"].as<int>();
+  RunSettings settings;
+  settings.threads = threads;
+  const std::string layout = vm["cuda-layout"].as<std::string>();
+  if (layout == "system") {
+    settings.cuda_layout = CudaLayout::kThreadPerSystem;
+  } else if (layout == "body") {
+    settings.cuda_layout = CudaLayout::kThreadPerBody;
+  } else if (layout != "auto") {
+    throw InputError("command line: cuda-layout must be auto, system or body");
+  }
   std::cout << "swarmfit bench: CPU SIMD width " << cpu_simd_width() << ", threads " << (threads ? threads : 0)
             << " (0 = all), GPU " << cuda_device_name() << "\n";
   std::vector<Row> rows;
@@ -282,21 +305,21 @@ int bench_command(int argc, char** argv) {
     const double size = scale * (b == "cuda" ? 1.0 : 1.0 / 8);
     auto systems = [&](long full) { return std::max(1L, static_cast<long>(full * size)); };
     if (want("B1")) {
-      rows.push_back(run("B1", b, "hermite", 3, systems(131072), 1e-3, 1.0, threads));
-      rows.push_back(run("B1", b, "hermite", 3, systems(131072), 1e-4, 1.0, threads));
+      rows.push_back(run("B1", b, "hermite", 3, systems(131072), 1e-3, 1.0, settings));
+      rows.push_back(run("B1", b, "hermite", 3, systems(131072), 1e-4, 1.0, settings));
     }
     if (want("B2"))
-      for (int n : {3, 4, 5, 6, 8, 10, 16})
-        rows.push_back(run("B2", b, "hermite", n, systems(131072), 1e-3, n <= 8 ? 1.0 : 0.1, threads));
+      for (int n : {3, 4, 5, 6, 8, 10, 12, 16})
+        rows.push_back(run("B2", b, "hermite", n, systems(131072), 1e-3, b == "cuda" || n <= 8 ? 1.0 : 0.1, settings));
     if (want("B3"))
       for (int k = 0; k <= 10; k += 2)
         rows.push_back(run("B3", b, "hermite", 3,
                            std::max(1L, static_cast<long>((1024L << k) * (b == "cuda" ? 1 : 0.125))), 1e-3, 1.0,
-                           threads));
-    if (want("B4")) rows.push_back(run("B4", b, "hermite_adaptive", 3, systems(131072) / 8, 0.0, 10.0, threads));
+                           settings));
+    if (want("B4")) rows.push_back(run("B4", b, "hermite_adaptive", 3, systems(131072) / 8, 0.0, 10.0, settings));
     if (want("B5"))
       for (int n : {3, 6})
-        for (double dt : {1e-2, 1e-3}) rows.push_back(run("B5", b, "mvs", n, systems(131072) / 8, dt, 10.0, threads));
+        for (double dt : {1e-2, 1e-3}) rows.push_back(run("B5", b, "mvs", n, systems(131072) / 8, dt, 10.0, settings));
     if (want("E")) {
       // Swarm-NG Table 1 (n = 3, 0.45e6 time units) with the step parameters of its sample
       // configurations: hermite_adaptive tau 0.017 in [1e-5, 0.01]; mvs dt 1e-3; rkck_adaptive in
@@ -306,13 +329,13 @@ int bench_command(int argc, char** argv) {
       StepParams hermite;
       hermite.min_time_step = 1e-5;
       hermite.max_time_step = 0.01;
-      rows.push_back(run("E", b, "hermite_adaptive", 3, m, 1e-3, t, threads, 0.017, &hermite));
-      rows.push_back(run("E", b, "mvs", 3, m, 1e-3, t, threads));
+      rows.push_back(run("E", b, "hermite_adaptive", 3, m, 1e-3, t, settings, 0.017, &hermite));
+      rows.push_back(run("E", b, "mvs", 3, m, 1e-3, t, settings));
       StepParams rkck;
       rkck.min_time_step = 1e-4;
       rkck.max_time_step = 1e-3;
       rkck.error_tolerance = 1e-13;
-      rows.push_back(run("E", b, "rkck_adaptive", 3, m, 1e-4, t, threads, 0.017, &rkck));
+      rows.push_back(run("E", b, "rkck_adaptive", 3, m, 1e-4, t, settings, 0.017, &rkck));
     }
   }
   if (!rows.empty()) print(rows, vm["peak"].as<double>());

@@ -12,6 +12,7 @@ void run_cpu(Ensemble& ensemble, const RunRequest& request, const ObservationTab
   effective.step.adaptive = request.integrator->adaptive;
   switch (request.integrator->scheme) {
     case SchemeId::kHermite: integrate_cpu_hermite(ensemble, effective, tables); break;
+    case SchemeId::kHermiteAdaptive: integrate_cpu_hermite_adaptive(ensemble, effective, tables); break;
     case SchemeId::kMvs: integrate_cpu_mvs(ensemble, effective, tables); break;
     case SchemeId::kRkck: integrate_cpu_rkck(ensemble, effective, tables); break;
     case SchemeId::kLeapfrog: integrate_cpu_leapfrog(ensemble, effective, tables); break;

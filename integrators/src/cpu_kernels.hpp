@@ -62,6 +62,7 @@ void integrate_cpu_scheme(Ensemble& ensemble, const RunRequest& request, const O
 
 // Defined in cpu_kernels_<scheme>.cpp.
 void integrate_cpu_hermite(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
+void integrate_cpu_hermite_adaptive(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
 void integrate_cpu_mvs(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
 void integrate_cpu_rkck(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);
 void integrate_cpu_leapfrog(Ensemble& ensemble, const RunRequest& request, const ObservationTables* tables);

@@ -44,6 +44,12 @@ DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const Obser
   if (!cuda_available()) throw std::runtime_error("backend=cuda: no CUDA device is available");
   if (host_tables && ensemble.num_bodies() > kMaxObservedBodies)
     throw std::invalid_argument("observed integrations take at most " + std::to_string(kMaxObservedBodies) + " bodies");
+  if (request.cuda_layout == CudaLayout::kThreadPerBody &&
+      !cuda_threads_per_body(request.integrator->scheme, ensemble.num_bodies(), request.cuda_layout,
+                             host_tables != nullptr))
+    throw std::invalid_argument(
+        "cuda_layout=body: a thread per body is implemented for hermite and hermite_adaptive "
+        "without observers");
   ensemble.fill_padding();
   RunRequest effective = request;
   effective.step.adaptive = request.integrator->adaptive;
@@ -88,6 +94,7 @@ DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const Obser
   SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_start));
   switch (request.integrator->scheme) {
     case SchemeId::kHermite: launch_hermite(view, effective, tables); break;
+    case SchemeId::kHermiteAdaptive: launch_hermite_adaptive(view, effective, tables); break;
     case SchemeId::kMvs: launch_mvs(view, effective, tables); break;
     case SchemeId::kRkck: launch_rkck(view, effective, tables); break;
     case SchemeId::kLeapfrog: launch_leapfrog(view, effective, tables); break;

@@ -62,6 +62,7 @@ void launch_scheme(EnsembleView view, const RunRequest& request, const Observati
 
 // Defined in cuda_kernels_<scheme>.cu.
 void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
+void launch_hermite_adaptive(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
 void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
 void launch_rkck(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
 void launch_leapfrog(EnsembleView view, const RunRequest& request, const ObservationTables* tables);

@@ -1,9 +1,13 @@
-#include "cuda_kernels.cuh"
+#include "cuda_body_kernels.cuh"
 
 namespace swarmfit {
 
 void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
-  launch_scheme<Hermite>(view, request, tables);
+  if (cuda_threads_per_body(SchemeId::kHermite, view.num_bodies, request.cuda_layout, tables != nullptr)) {
+    launch_hermite_bodies<false>(view, request);
+  } else {
+    launch_scheme<Hermite>(view, request, tables);
+  }
 }
 
 }  // namespace swarmfit

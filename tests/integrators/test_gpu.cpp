@@ -1,6 +1,8 @@
 // CUDA backend against the CPU backend (skipped without a device). Both backends run the same
 // integrate_lanes(); both contract a*b+c into FMAs; the GPU takes 1/sqrt from rsqrt (1 ulp), the
 // CPU divides; no fast-math. They agree to round-off: 1e-12 relative after 1000 fixed steps.
+// Hermite systems of kBodyThreadsFrom or more bodies run with a thread per body on the GPU
+// (cuda_body_kernels.cuh), which gives bitwise what one thread per system gives.
 // rkck_adaptive accepts or rejects a step by comparing an error estimate with the tolerance, and
 // last-bit differences flip some of those decisions: its two paths agree to the tolerance.
 #include <gtest/gtest.h>
@@ -25,7 +27,7 @@ Ensemble mixed_ensemble(long m, int n) {
 TEST(Gpu, AgreesWithCpuAfter1000Steps) {
   SKIP_WITHOUT_GPU();
   for (const auto& info : integrator_registry()) {
-    for (int n : {3, 6, 9}) {
+    for (int n : {3, 6, 9, 12, 16}) {
       Ensemble cpu = mixed_ensemble(100, n), gpu = mixed_ensemble(100, n);
       RunRequest r = request_for(info.name, 1e-3, 1.0);  // 1000 fixed steps
       r.step.time_step_factor = 0.01;
@@ -47,6 +49,71 @@ TEST(Gpu, AgreesWithCpuAfter1000Steps) {
       }
     }
   }
+}
+
+// Systems of which some stop early, one by each monitor: a close encounter (planets 1 and 2 side
+// by side), an ejection (a planet beyond rmax), an unbound planet, a collision (radii), a
+// non-finite state (a planet on the star); the step budget stops the rest.
+Ensemble stopping_ensemble(long m, int n) {
+  Ensemble e = mixed_ensemble(m, n);
+  for (long s = 0; s < m; ++s)
+    for (int i = 0; i < n; ++i) e.radius(s, i) = i == 0 ? 5e-3 : 1e-4;
+  for (int d = 0; d < 3; ++d) e.position(3, 2, d) = e.position(3, 1, d) + (d == 0 ? 0.02 : 0.0);
+  for (int d = 0; d < 3; ++d) e.velocity(3, 2, d) = e.velocity(3, 1, d);
+  e.position(5, n - 1, 0) = 60.0;
+  e.velocity(7, 1, 0) *= 3.0;
+  e.velocity(7, 1, 1) *= 3.0;
+  e.radius(9, 0) = 1.1;  // the star's surface reaches the inner planet's orbit
+  for (int d = 0; d < 3; ++d) e.position(11, n - 1, d) = e.position(11, 0, d);
+  return e;
+}
+
+TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
+  SKIP_WITHOUT_GPU();
+  for (const char* name : {"hermite", "hermite_adaptive"}) {
+    for (int n : {3, 5, 8, 10}) {
+      Ensemble per_system = stopping_ensemble(64, n), per_body = stopping_ensemble(64, n);
+      RunRequest r = request_for(name, 1e-3, 2.0);
+      r.step.time_step_factor = 0.01;
+      r.monitors.close_approach = 0.5;
+      r.monitors.rmax = 50.0;
+      r.monitors.stop_on_unbound = true;
+      r.monitors.collisions = true;
+      r.monitors.max_steps = 150;
+      r.cuda_layout = CudaLayout::kThreadPerSystem;
+      integrate_cuda(per_system, r);
+      r.cuda_layout = CudaLayout::kThreadPerBody;
+      integrate_cuda(per_body, r);
+      int stopped[11] = {};
+      for (long s = 0; s < 64; ++s) {
+        ASSERT_EQ(per_system.status(s), per_body.status(s)) << name << " n=" << n << " system " << s;
+        stopped[per_system.status(s)]++;
+        const double t[4] = {per_system.time(s), per_system.steps(s), per_body.time(s), per_body.steps(s)};
+        ASSERT_EQ(std::memcmp(t, t + 2, 2 * sizeof(double)), 0) << name << " n=" << n << " system " << s;
+        for (int i = 0; i < n; ++i)
+          for (int d = 0; d < 3; ++d) {
+            const double a[2] = {per_system.position(s, i, d), per_system.velocity(s, i, d)};
+            const double b[2] = {per_body.position(s, i, d), per_body.velocity(s, i, d)};
+            ASSERT_EQ(std::memcmp(a, b, sizeof a), 0) << name << " n=" << n << " system " << s << " body " << i;
+          }
+      }
+      // Every monitor fired somewhere, and the step budget stopped the rest. (The planet on the star
+      // has an infinite force, which the fixed step turns into a non-finite state; the adaptive
+      // step of that state is not a number either, and stops the system first.)
+      for (int code : {kStatusCloseEncounter, kStatusEjected, kStatusCollision, kStatusStepBudget})
+        EXPECT_GT(stopped[code], 0) << name << " n=" << n << " status " << code;
+      EXPECT_NE(per_system.status(11), kStatusOk) << name << " n=" << n;
+      EXPECT_NE(per_system.status(11), kStatusStepBudget) << name << " n=" << n;
+    }
+  }
+}
+
+TEST(Gpu, ThreadPerBodyIsRefusedWhereItDoesNotApply) {
+  SKIP_WITHOUT_GPU();
+  Ensemble e = mixed_ensemble(4, 3);
+  RunRequest r = request_for("mvs", 1e-3, 0.01);
+  r.cuda_layout = CudaLayout::kThreadPerBody;
+  EXPECT_THROW(integrate_cuda(e, r), std::invalid_argument);
 }
 
 TEST(Gpu, CopiesOfOneSystemAreBitwiseEqual) {

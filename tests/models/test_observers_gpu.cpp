@@ -5,7 +5,9 @@
 // synthetic errors of 3e-4 d and residuals of up to ~10 sigma over ~100 transits that moves ln L
 // by up to ~1e-4 (measured on an H100: median relative difference 3e-9, largest absolute 3.5e-5;
 // bench/RESULTS.md). A real difference (a missed or shifted transit, a wrong RV) moves it by
-// orders of magnitude more.
+// orders of magnitude more. The crossing orbits (every 37th system) are there for the statuses:
+// those that are not stopped pass close to each other, which amplifies the round-off
+// differences exponentially, so their ln L (~ -1e9) agree to 1e-6 relative, not 1e-9.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -67,7 +69,8 @@ TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
       ASSERT_EQ(cpu_status[k], gpu_status[k]) << "system " << k;
       if (std::isfinite(cpu[k])) {
         ++finite;
-        EXPECT_NEAR(gpu[k], cpu[k], 1e-9 * std::fabs(cpu[k]) + 1e-4) << "system " << k;
+        const double relative_tolerance = k % 37 == 36 ? 1e-6 : 1e-9;
+        EXPECT_NEAR(gpu[k], cpu[k], relative_tolerance * std::fabs(cpu[k]) + 1e-4) << "system " << k;
         relative.push_back(std::fabs(gpu[k] - cpu[k]) / std::fabs(cpu[k]));
       } else {
         EXPECT_EQ(gpu[k], cpu[k]);

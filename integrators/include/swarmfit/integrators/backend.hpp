@@ -9,12 +9,26 @@
 
 namespace swarmfit {
 
+// CUDA: how threads map to systems. One thread per system keeps a whole system in registers; a
+// thread per body (hermite, hermite_adaptive without observers) keeps one body there, for systems
+// that do not fit one thread. kAuto takes a thread per body from kBodyThreadsFrom bodies on.
+enum class CudaLayout : int { kAuto = 0, kThreadPerSystem = 1, kThreadPerBody = 2 };
+constexpr int kBodyThreadsFrom = 9;
+// Whether the CUDA backend gives each body a thread: hermite (fixed or adaptive) without
+// observers, where asked for, or from kBodyThreadsFrom bodies on under kAuto.
+inline bool cuda_threads_per_body(SchemeId scheme, int num_bodies, CudaLayout layout, bool observed) {
+  const bool hermite = scheme == SchemeId::kHermite || scheme == SchemeId::kHermiteAdaptive;
+  if (!hermite || observed || layout == CudaLayout::kThreadPerSystem) return false;
+  return layout == CudaLayout::kThreadPerBody || num_bodies >= kBodyThreadsFrom;
+}
+
 struct RunRequest {
   const IntegratorInfo* integrator = nullptr;
   StepParams step;
   MonitorParams monitors;
   double destination_time = 0.0;
   int threads = 0;  // CPU: OpenMP threads (0 = all)
+  CudaLayout cuda_layout = CudaLayout::kAuto;
 };
 
 // Kernel-only and end-to-end (copies included) times of a CUDA run, in milliseconds.

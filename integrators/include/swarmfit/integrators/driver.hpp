@@ -18,21 +18,65 @@ struct Clock {
   T steps;      // accepted steps so far
 };
 
-// Monitors (Swarm-NG sec. 3.3 "monitors"): returns a status code per lane, 0 where all is well.
-// Every test avoids square roots and cube roots: the Hill criterion
-//   |x_i - x_j| < k R_H,  R_H = ((m_i + m_j) / 3 m0)^(1/3) rbar,  rbar^2 = (r_i^2 + r_j^2) / 2
-// is compared as 9 m0^2 |x_i - x_j|^6 < k^6 (m_i + m_j)^2 rbar^6.
+// Monitors (Swarm-NG sec. 3.3 "monitors"). Each test is a function of one body or one pair, so
+// that the loop over a whole system (monitor_status) and the CUDA kernels that give each body a
+// thread (each testing its own share, then combining flags with status_from_flags) apply the
+// same arithmetic and the same precedence: non-finite > collision > close encounter > ejection.
+enum MonitorFlag : unsigned { kFlagEjected = 1u, kFlagCloseEncounter = 2u, kFlagCollision = 4u, kFlagNonFinite = 8u };
+SWARMFIT_HD double status_from_flags(unsigned flags) {
+  return (flags & kFlagNonFinite)        ? kStatusNonFinite
+         : (flags & kFlagCollision)      ? kStatusCollision
+         : (flags & kFlagCloseEncounter) ? kStatusCloseEncounter
+         : (flags & kFlagEjected)        ? kStatusEjected
+                                         : kStatusOk;
+}
+
+// A planet at star distance^2 r2, relative velocity rv, on an outgoing unbound two-body orbit.
+template <class T>
+SWARMFIT_HD MaskOf<T> unbound_outgoing(const T (&rp)[3], const T (&rv)[3], T r2, T m0, T mi, double G) {
+  const T v2 = rv[0] * rv[0] + rv[1] * rv[1] + rv[2] * rv[2];
+  const T rdotv = rp[0] * rv[0] + rp[1] * rv[1] + rp[2] * rv[2];
+  const T energy = 0.5 * v2 - G * (m0 + mi) / lane_sqrt(r2);
+  return mask_and(energy > 0.0, rdotv > 0.0);
+}
+
+// Planets i and j (separation^2 d2, star distances^2 r2i, r2j) closer than k mutual Hill radii:
+//   |x_i - x_j| < k R_H,  R_H = ((m_i + m_j) / 3 m0)^(1/3) rbar,  rbar^2 = (r_i^2 + r_j^2) / 2,
+// compared without square or cube roots as 9 m0^2 |x_i - x_j|^6 < k^6 (m_i + m_j)^2 rbar^6.
+template <class T>
+SWARMFIT_HD MaskOf<T> within_hill(T d2, T r2i, T r2j, T mi, T mj, T nine_m0_squared, double k6) {
+  const T pair_mass = mi + mj;
+  const T rbar2 = 0.5 * (r2i + r2j);
+  return nine_m0_squared * d2 * d2 * d2 < k6 * pair_mass * pair_mass * rbar2 * rbar2 * rbar2;
+}
+
+// Bodies i and j (separation^2 d2) touching.
+template <class T>
+SWARMFIT_HD MaskOf<T> touching(T d2, T radius_i, T radius_j) {
+  const T touch = radius_i + radius_j;
+  return d2 < touch * touch;
+}
+
+template <class T>
+SWARMFIT_HD T distance2(const T (&a)[3], const T (&b)[3]) {
+  const T dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+  return dx * dx + dy * dy + dz * dz;
+}
+
+// The monitors of one system (or of W systems in SIMD lanes): a status code per lane, 0 where all
+// is well. Non-finite states are caught on the planets' distances from the star: every scheme
+// moves the positions with the velocities, so a NaN or infinite velocity reaches them within one
+// step, and a check of the velocities too would cost the hot loop a sum over all of them.
 template <int N, class T>
 SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (&mass)[N], const T (&radius)[N],
                              const MonitorParams& m, double G) {
   T code = 0.0;
   T r2[N];
-  T sum = 0.0;
   SWARMFIT_UNROLL_BODIES(N)
-  for (int i = 0; i < N; ++i) {
-    r2[i] = rp[i][0] * rp[i][0] + rp[i][1] * rp[i][1] + rp[i][2] * rp[i][2];
-    sum += r2[i] + (rv[i][0] + rv[i][1] + rv[i][2]);
-  }
+  for (int i = 1; i < N; ++i) r2[i] = rp[i][0] * rp[i][0] + rp[i][1] * rp[i][1] + rp[i][2] * rp[i][2];
+  T sum = r2[1];
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 2; i < N; ++i) sum += r2[i];
   if (m.rmax > 0.0) {
     const double rmax2 = m.rmax * m.rmax;
     SWARMFIT_UNROLL_BODIES(N)
@@ -40,12 +84,8 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
   }
   if (m.stop_on_unbound) {
     SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i) {
-      const T v2 = rv[i][0] * rv[i][0] + rv[i][1] * rv[i][1] + rv[i][2] * rv[i][2];
-      const T rdotv = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1] + rp[i][2] * rv[i][2];
-      const T energy = 0.5 * v2 - G * (mass[0] + mass[i]) / lane_sqrt(r2[i]);
-      code = select(mask_and(energy > 0.0, rdotv > 0.0), T(kStatusEjected), code);
-    }
+    for (int i = 1; i < N; ++i)
+      code = select(unbound_outgoing(rp[i], rv[i], r2[i], mass[0], mass[i], G), T(kStatusEjected), code);
   }
   if (m.close_approach > 0.0) {
     const double k2 = m.close_approach * m.close_approach;
@@ -56,12 +96,7 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
       SWARMFIT_UNROLL_BODIES(N)
       for (int j = 0; j < N; ++j) {
         if (j <= i) continue;
-        const T dx = rp[j][0] - rp[i][0], dy = rp[j][1] - rp[i][1], dz = rp[j][2] - rp[i][2];
-        const T d2 = dx * dx + dy * dy + dz * dz;
-        // (m_i + m_j) / 3 m0 squared, with the 9 m0^2 moved to the left (no division per pair).
-        const T pair_mass = mass[i] + mass[j];
-        const T rbar2 = 0.5 * (r2[i] + r2[j]);
-        code = select(nine_m0_squared * d2 * d2 * d2 < k6 * pair_mass * pair_mass * rbar2 * rbar2 * rbar2,
+        code = select(within_hill(distance2(rp[i], rp[j]), r2[i], r2[j], mass[i], mass[j], nine_m0_squared, k6),
                       T(kStatusCloseEncounter), code);
       }
     }
@@ -72,9 +107,7 @@ SWARMFIT_HD T monitor_status(const T (&rp)[N][3], const T (&rv)[N][3], const T (
       SWARMFIT_UNROLL_BODIES(N)
       for (int j = 0; j < N; ++j) {
         if (j <= i) continue;
-        const T dx = rp[j][0] - rp[i][0], dy = rp[j][1] - rp[i][1], dz = rp[j][2] - rp[i][2];
-        const T touch = radius[i] + radius[j];
-        code = select(dx * dx + dy * dy + dz * dz < touch * touch, T(kStatusCollision), code);
+        code = select(touching(distance2(rp[i], rp[j]), radius[i], radius[j]), T(kStatusCollision), code);
       }
     }
   }
@@ -99,10 +132,45 @@ template <int N, class T>
 struct LoopState {
   Clock<T> clock;
   T h_next;
-  T steps_this_call;
+  T step_limit;  // clock.steps at which this call's budget (max_steps) runs out
   T code;
   MaskOf<T> active;
 };
+
+// The driver's bookkeeping of one step, shared by integrate_lanes and the CUDA kernels that give
+// each body a thread. The step to take: the scheme's next step, or what is left to t_end when the
+// step would land within 1e-12 of it (it then lands on it exactly).
+template <int N, class T>
+SWARMFIT_HD T step_to_take(const LoopState<N, T>& ls, double t_end, MaskOf<T>& last) {
+  const T remaining = t_end - ls.clock.time;
+  last = ls.h_next >= remaining * (1.0 - 1e-12);
+  return select(last, remaining, ls.h_next);
+}
+
+// Moves the clock of the active lanes whose step was accepted; returns the lanes whose step could
+// not move the clock (zero, NaN, or below its resolution: they would loop forever).
+template <int N, class T>
+SWARMFIT_HD MaskOf<T> advance_clock(LoopState<N, T>& ls, T h, MaskOf<T> last, MaskOf<T> accepted, double t_end) {
+  const MaskOf<T> stalled = mask_and(ls.active, mask_not(ls.clock.time + h > ls.clock.time));
+  const MaskOf<T> advanced = mask_and(ls.active, accepted);
+  ls.clock.time = select(advanced, select(last, T(t_end), ls.clock.time + h), ls.clock.time);
+  ls.clock.steps = select(advanced, ls.clock.steps + 1.0, ls.clock.steps);
+  return stalled;
+}
+
+// After the monitors: the active lanes take ls.code as their status; a lane stays active while
+// its status is 0, its time short of t_end and its step budget not spent.
+template <int N, class T>
+SWARMFIT_HD void settle_status(LoopState<N, T>& ls, double t_end, const MonitorParams& m) {
+  using Mask = MaskOf<T>;
+  ls.clock.status = select(ls.active, ls.code, ls.clock.status);
+  ls.active = mask_and(ls.active, mask_and(ls.clock.status == 0.0, ls.clock.time < t_end));
+  if (m.max_steps > 0.0) {
+    const Mask out_of_budget = mask_and(ls.active, ls.clock.steps >= ls.step_limit);
+    ls.clock.status = select(out_of_budget, T(kStatusStepBudget), ls.clock.status);
+    ls.active = mask_and(ls.active, mask_not(out_of_budget));
+  }
+}
 
 // `observer` (observers.hpp), when given, sees every accepted step of every lane.
 template <template <int, class> class Scheme, int N, class T, class Observer = NoObserver>
@@ -123,12 +191,10 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
   S::begin(b, w, p, ls.h_next);
   if (p.adaptive) ls.h_next = select(clock.time_step > 0.0, clock.time_step, ls.h_next);
   if constexpr (Observer::kActive) observer->template start<Scheme>(b, w, p);
-  ls.steps_this_call = 0.0;
+  ls.step_limit = clock.steps + m.max_steps;
   while (any(ls.active)) {
-    const T remaining = t_end - ls.clock.time;
-    // A step that would land within 1e-12 of the destination lands on it exactly.
-    const Mask last = ls.h_next >= remaining * (1.0 - 1e-12);
-    const T h = select(last, remaining, ls.h_next);
+    Mask last;
+    const T h = step_to_take(ls, t_end, last);
     Bodies<N, T> b_old;
     typename S::Work w_old;
     T h_old = ls.h_next;
@@ -143,12 +209,8 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
       blend_lanes<typename S::Work, T>(w, w_old, ls.active);
       ls.h_next = select(ls.active, ls.h_next, h_old);
     }
-    // A step that cannot move the clock (zero, NaN, or below its resolution) would loop forever.
-    const Mask stalled = mask_and(ls.active, mask_not(ls.clock.time + h > ls.clock.time));
     const Mask advanced = mask_and(ls.active, accepted);
-    ls.clock.time = select(advanced, select(last, T(t_end), ls.clock.time + h), ls.clock.time);
-    ls.clock.steps = select(advanced, ls.clock.steps + 1.0, ls.clock.steps);
-    ls.steps_this_call = select(advanced, ls.steps_this_call + 1.0, ls.steps_this_call);
+    const Mask stalled = advance_clock(ls, h, last, accepted, t_end);
 
     T rp[N][3], rv[N][3];
     S::star_relative(b, w, p, rp, rv);
@@ -160,13 +222,7 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
       // A system whose observations already failed (missed transit) need not go on.
       ls.code = select(ls.code == 0.0, observer->status, ls.code);
     }
-    ls.clock.status = select(ls.active, ls.code, ls.clock.status);
-    ls.active = mask_and(ls.active, mask_and(ls.clock.status == 0.0, ls.clock.time < t_end));
-    if (m.max_steps > 0.0) {
-      const Mask out_of_budget = mask_and(ls.active, ls.steps_this_call >= m.max_steps);
-      ls.clock.status = select(out_of_budget, T(kStatusStepBudget), ls.clock.status);
-      ls.active = mask_and(ls.active, mask_not(out_of_budget));
-    }
+    settle_status(ls, t_end, m);
   }
   S::end(b, w, p);
   if constexpr (kLanes) blend_lanes<Bodies<N, T>, T>(b, b_start, started);

@@ -30,6 +30,9 @@ SWARMFIT_HD void zero3(T (&a)[N][3]) {
 template <int N, int First = 0, class T>
 SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double G, T (&acc)[N][3]) {
   zero3<N>(acc);
+  T gm[N];  // G m_k: loop invariants of the integration, hoisted out of it by the compiler
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int k = 0; k < N; ++k) gm[k] = G * mass[k];
   SWARMFIT_UNROLL_BODIES(N)
   for (int i = First; i < N; ++i) {
     SWARMFIT_UNROLL_BODIES(N)
@@ -40,9 +43,9 @@ SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double 
       const T dz = pos[j][2] - pos[i][2];
       const T r2 = dx * dx + dy * dy + dz * dz;
       const T rinv = lane_rsqrt(r2);
-      const T grinv3 = G * rinv * rinv * rinv;
-      const T fi = mass[j] * grinv3;
-      const T fj = mass[i] * grinv3;
+      const T rinv3 = rinv * rinv * rinv;
+      const T fi = gm[j] * rinv3;
+      const T fj = gm[i] * rinv3;
       acc[i][0] += fi * dx;
       acc[i][1] += fi * dy;
       acc[i][2] += fi * dz;
@@ -53,6 +56,22 @@ SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double 
   }
 }
 
+// One pair's part of the accelerations and jerks (Makino & Aarseth 1992, eq. 2-3): for
+// d = x_j - x_i and u = v_j - v_i, returns |d|^-3 and sets jdir = u - 3 (d.u) d / |d|^2, so that
+// body i gets G m_j |d|^-3 (d, jdir) and body j the opposite with G m_i. Both force loops below
+// (pairs once, for one thread per system; every partner of one body, for one thread per body)
+// use it: swapping i and j negates d, u and jdir exactly, so the two give bitwise equal sums.
+template <class T>
+SWARMFIT_HD T pair_jerk_terms(const T (&d)[3], const T (&u)[3], T (&jdir)[3]) {
+  const T r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+  const T rinv = lane_rsqrt(r2);
+  const T rinv2 = rinv * rinv;
+  const T alpha = 3.0 * (d[0] * u[0] + d[1] * u[1] + d[2] * u[2]) * rinv2;
+  SWARMFIT_UNROLL
+  for (int k = 0; k < 3; ++k) jdir[k] = u[k] - alpha * d[k];
+  return rinv * rinv2;
+}
+
 // Accelerations and their time derivatives (jerks), as needed by the Hermite scheme
 // (Makino & Aarseth 1992, eq. 2-3): j_i = sum_j G m_j [dv/r^3 - 3 (dx.dv) dx / r^5].
 template <int N, class T>
@@ -60,39 +79,59 @@ SWARMFIT_HD void accelerations_and_jerks(const T (&pos)[N][3], const T (&vel)[N]
                                          T (&acc)[N][3], T (&jerk)[N][3]) {
   zero3<N>(acc);
   zero3<N>(jerk);
+  T gm[N];  // G m_k: loop invariants of the integration, hoisted out of it by the compiler
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int k = 0; k < N; ++k) gm[k] = G * mass[k];
   SWARMFIT_UNROLL_BODIES(N)
   for (int i = 0; i < N; ++i) {
     SWARMFIT_UNROLL_BODIES(N)
     for (int j = 0; j < N; ++j) {
       if (j <= i) continue;
-      const T dx = pos[j][0] - pos[i][0];
-      const T dy = pos[j][1] - pos[i][1];
-      const T dz = pos[j][2] - pos[i][2];
-      const T dvx = vel[j][0] - vel[i][0];
-      const T dvy = vel[j][1] - vel[i][1];
-      const T dvz = vel[j][2] - vel[i][2];
-      const T r2 = dx * dx + dy * dy + dz * dz;
-      const T rinv = lane_rsqrt(r2);
-      const T rinv2 = rinv * rinv;
-      const T grinv3 = G * rinv * rinv2;
-      const T alpha = 3.0 * (dx * dvx + dy * dvy + dz * dvz) * rinv2;
-      const T jx = dvx - alpha * dx;
-      const T jy = dvy - alpha * dy;
-      const T jz = dvz - alpha * dz;
-      const T fi = mass[j] * grinv3;
-      const T fj = mass[i] * grinv3;
-      acc[i][0] += fi * dx;
-      acc[i][1] += fi * dy;
-      acc[i][2] += fi * dz;
-      acc[j][0] -= fj * dx;
-      acc[j][1] -= fj * dy;
-      acc[j][2] -= fj * dz;
-      jerk[i][0] += fi * jx;
-      jerk[i][1] += fi * jy;
-      jerk[i][2] += fi * jz;
-      jerk[j][0] -= fj * jx;
-      jerk[j][1] -= fj * jy;
-      jerk[j][2] -= fj * jz;
+      T d[3], u[3], jdir[3];
+      SWARMFIT_UNROLL
+      for (int k = 0; k < 3; ++k) {
+        d[k] = pos[j][k] - pos[i][k];
+        u[k] = vel[j][k] - vel[i][k];
+      }
+      const T rinv3 = pair_jerk_terms(d, u, jdir);
+      const T fi = gm[j] * rinv3;
+      const T fj = gm[i] * rinv3;
+      SWARMFIT_UNROLL
+      for (int k = 0; k < 3; ++k) {
+        acc[i][k] += fi * d[k];
+        acc[j][k] -= fj * d[k];
+        jerk[i][k] += fi * jdir[k];
+        jerk[j][k] -= fj * jdir[k];
+      }
+    }
+  }
+}
+
+// The acceleration and jerk of body `self` alone, from every other body's state as
+// partner(j, x_j, v_j) gives it: the loop of a thread that owns one body of a system (the CUDA
+// thread-per-body kernels). Partners are visited in the order j = 0..N-1, the order in which
+// accelerations_and_jerks adds them up, so the sums agree bitwise.
+template <int N, class T, class Partner>
+SWARMFIT_HD void acceleration_and_jerk_of(int self, const T (&x)[3], const T (&v)[3], const T (&gm)[N],
+                                          Partner&& partner, T (&acc)[3], T (&jerk)[3]) {
+  SWARMFIT_UNROLL
+  for (int k = 0; k < 3; ++k) acc[k] = jerk[k] = 0.0;
+  SWARMFIT_UNROLL
+  for (int j = 0; j < N; ++j) {
+    if (j == self) continue;
+    T xj[3], vj[3];
+    partner(j, xj, vj);
+    T d[3], u[3], jdir[3];
+    SWARMFIT_UNROLL
+    for (int k = 0; k < 3; ++k) {
+      d[k] = xj[k] - x[k];
+      u[k] = vj[k] - v[k];
+    }
+    const T f = gm[j] * pair_jerk_terms(d, u, jdir);
+    SWARMFIT_UNROLL
+    for (int k = 0; k < 3; ++k) {
+      acc[k] += f * d[k];
+      jerk[k] += f * jdir[k];
     }
   }
 }

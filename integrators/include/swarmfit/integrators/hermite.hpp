@@ -3,13 +3,95 @@
 // time-symmetric corrector of Hut, Makino & McMillan (1995, ApJ 443, L93, eq. 5-6):
 //   v1 = v0 + h/2 (a0 + a1) + h^2/12 (j0 - j1),  x1 = x0 + h/2 (v0 + v1) + h^2/12 (a0 - a1).
 // Two force evaluations per step: the last evaluation is reused as the next step's start.
-// Adaptive step: Swarm-NG eq. 5, h = tau [sum_i |j_i|^2 / |a_i|^2]^(-1/2).
+// Hermite: fixed step. HermiteAdaptive: the step criterion of Swarm-NG eq. 5,
+// tau(x) = t_f [sum_i |j_i|^2 / |a_i|^2]^(-1/2), made time-symmetric (Hut, Makino & McMillan 1995:
+// a step h from x0 to x1 is kept when h = (tau(x0) + tau(x1)) / 2), with the increments added to
+// the positions and velocities by compensated summation. An explicit criterion, and the rounding
+// of x + dx, each make the energy error grow secularly: on the Swarm-NG Table 1 systems over
+// 4.5e5 time units they took the median |dE/E| from 7e-10 to 4e-11 (bench/RESULTS.md).
+// The per-body parts (predictor, corrector, the body's term of eq. 5) are functions of one body,
+// called here for every body of a system and by the CUDA kernels that give each body a thread.
 #pragma once
 
 #include "swarmfit/integrators/gravity.hpp"
 #include "swarmfit/integrators/parameters.hpp"
 
 namespace swarmfit {
+
+// Taylor predictor of one body to the jerk; h2 = h/2, h3 = h/3 (products: a GPU division is
+// ~10 FMAs).
+template <class T>
+SWARMFIT_HD void hermite_predict(const T (&x0)[3], const T (&v0)[3], const T (&a0)[3], const T (&j0)[3], T h, T h2,
+                                 T h3, T (&x)[3], T (&v)[3]) {
+  SWARMFIT_UNROLL
+  for (int d = 0; d < 3; ++d) {
+    x[d] = x0[d] + h * (v0[d] + h2 * (a0[d] + h3 * j0[d]));
+    v[d] = v0[d] + h * (a0[d] + h2 * j0[d]);
+  }
+}
+
+// Corrector of one body (Hut, Makino & McMillan 1995, eq. 5-6) from the start (x0, v0, a0, j0)
+// and the end's acceleration and jerk (a1, j1); h2 = h/2, h6 = h/6 (h/2 * h/6 = h^2/12: four
+// operations per component).
+template <class T>
+SWARMFIT_HD void hermite_correct(const T (&x0)[3], const T (&v0)[3], const T (&a0)[3], const T (&j0)[3],
+                                 const T (&a1)[3], const T (&j1)[3], T h2, T h6, T (&x)[3], T (&v)[3]) {
+  SWARMFIT_UNROLL
+  for (int d = 0; d < 3; ++d) {
+    v[d] = v0[d] + h2 * ((a0[d] + a1[d]) + h6 * (j0[d] - j1[d]));
+    x[d] = x0[d] + h2 * ((v0[d] + v[d]) + h6 * (a0[d] - a1[d]));
+  }
+}
+
+// One body's term |j|^2 / |a|^2 of Swarm-NG eq. 5 (0 for a body that feels no force: a
+// test-particle star sets no scale), and the step from the sum of the terms.
+template <class T>
+SWARMFIT_HD T hermite_step_term(const T (&a)[3], const T (&j)[3]) {
+  const T a2 = a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+  const T j2 = j[0] * j[0] + j[1] * j[1] + j[2] * j[2];
+  return select(a2 > 0.0, j2 / a2, T(0.0));
+}
+template <class T>
+SWARMFIT_HD T hermite_step_from_terms(T sum, const StepParams& p) {
+  const T h = p.time_step_factor / lane_sqrt(sum);
+  return lane_min(lane_max(h, T(p.min_time_step)), T(p.max_time_step));
+}
+
+// The corrector with compensated summation (Kahan 1965): the increments are added to x0 and v0
+// less the compensation c0 carried from the last step, and c = (sum - start) - increment keeps
+// the low-order bits that the sum dropped, for the next step. The products are explicit FMAs, so
+// that every kernel rounds them alike (lane_fma).
+template <class T>
+SWARMFIT_HD void hermite_correct_compensated(const T (&x0)[3], const T (&v0)[3], const T (&a0)[3], const T (&j0)[3],
+                                             const T (&a1)[3], const T (&j1)[3], T h2, T h6, const T (&cx0)[3],
+                                             const T (&cv0)[3], T (&x)[3], T (&v)[3], T (&cx)[3], T (&cv)[3]) {
+  SWARMFIT_UNROLL
+  for (int d = 0; d < 3; ++d) {
+    const T dv = lane_fma(h2, lane_fma(h6, j0[d] - j1[d], a0[d] + a1[d]), -cv0[d]);
+    v[d] = v0[d] + dv;
+    cv[d] = (v[d] - v0[d]) - dv;
+    const T dx = lane_fma(h2, lane_fma(h6, a0[d] - a1[d], v0[d] + v[d]), -cx0[d]);
+    x[d] = x0[d] + dx;
+    cx[d] = (x[d] - x0[d]) - dx;
+  }
+}
+
+// The time-symmetrised step (Hut, Makino & McMillan 1995): a step h from a state of criterion
+// tau0 to one of criterion tau1 is kept when |h - (tau0 + tau1) / 2| <= 1e-4 h (the symmetry
+// condition solved to 1e-4: iterating further does not change the energy error, RESULTS.md),
+// or when it was shortened to land on the destination (h < h_planned), or cannot shrink (the
+// minimum step). Then the next step is the extrapolation tau1 + (tau1 - tau0) / 2 of the next
+// symmetric step, which usually passes at once; else the step is taken again with
+// (tau0 + tau1) / 2.
+template <class T>
+SWARMFIT_HD MaskOf<T> hermite_symmetric_step(T h, T h_planned, T tau0, T tau1, const StepParams& p, T& h_next) {
+  const T symmetric = 0.5 * (tau0 + tau1);
+  const MaskOf<T> accepted =
+      mask_or(mask_or(h < h_planned * (1.0 - 1e-12), lane_abs(h - symmetric) <= 1e-4 * h), h <= p.min_time_step);
+  const T extrapolated = lane_min(lane_max(tau1 + 0.5 * (tau1 - tau0), T(p.min_time_step)), T(p.max_time_step));
+  h_next = select(accepted, extrapolated, symmetric);
+  return accepted;
+}
 
 template <int N, class T>
 struct Hermite : InertialCoordinates<N, T> {
@@ -19,27 +101,16 @@ struct Hermite : InertialCoordinates<N, T> {
     T jerk[N][3];
   };
 
-  SWARMFIT_HD static T adaptive_step(const Work& w, const StepParams& p) {
-    T sum = 0.0;
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
-      const T a2 = w.acc[i][0] * w.acc[i][0] + w.acc[i][1] * w.acc[i][1] + w.acc[i][2] * w.acc[i][2];
-      const T j2 = w.jerk[i][0] * w.jerk[i][0] + w.jerk[i][1] * w.jerk[i][1] + w.jerk[i][2] * w.jerk[i][2];
-      sum += select(a2 > 0.0, j2 / a2, T(0.0));  // a body feeling no force (test-particle star) sets no scale
-    }
-    const T h = p.time_step_factor / lane_sqrt(sum);
-    return lane_min(lane_max(h, T(p.min_time_step)), T(p.max_time_step));
-  }
-
   SWARMFIT_HD static void begin(Bodies<N, T>& b, Work& w, const StepParams& p, T& h_next) {
     accelerations_and_jerks<N>(b.pos, b.vel, b.mass, p.G, w.acc, w.jerk);
-    h_next = p.adaptive ? adaptive_step(w, p) : T(p.time_step);
+    h_next = p.time_step;
   }
 
   SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
     T x0[N][3], v0[N][3], a0[N][3], j0[N][3];
     const T h2 = 0.5 * h;
-    const T h3 = h * (1.0 / 3.0);  // products: a GPU division is ~10 FMAs
+    const T h3 = h * (1.0 / 3.0);
+    const T h6 = h * (1.0 / 6.0);
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
       SWARMFIT_UNROLL
@@ -48,25 +119,107 @@ struct Hermite : InertialCoordinates<N, T> {
         v0[i][d] = b.vel[i][d];
         a0[i][d] = w.acc[i][d];
         j0[i][d] = w.jerk[i][d];
-        b.pos[i][d] = x0[i][d] + h * (v0[i][d] + h2 * (a0[i][d] + h3 * j0[i][d]));
-        b.vel[i][d] = v0[i][d] + h * (a0[i][d] + h2 * j0[i][d]);
       }
+      hermite_predict(x0[i], v0[i], a0[i], j0[i], h, h2, h3, b.pos[i], b.vel[i]);
     }
-    const T h6 = h * (1.0 / 6.0);  // h/2 * h/6 = h^2/12: four operations per component
+    // Unrolled up to 4 bodies: nvcc then schedules the two evaluations together (B1 kernel 5.06 ->
+    // 4.85 ms on an H100, 188 registers instead of 202); from 5 bodies the unrolled step is slower
+    // (n = 6: 21.4 -> 27.7 ms; bench/RESULTS.md).
+    SWARMFIT_UNROLL_IF(N <= 4)
     for (int iteration = 0; iteration < 2; ++iteration) {
       accelerations_and_jerks<N>(b.pos, b.vel, b.mass, p.G, w.acc, w.jerk);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i)
+        hermite_correct(x0[i], v0[i], a0[i], j0[i], w.acc[i], w.jerk[i], h2, h6, b.pos[i], b.vel[i]);
+    }
+    h_next = p.time_step;
+    accepted = Mask(true);
+    return Mask(true);
+  }
+};
+
+template <int N, class T>
+struct HermiteAdaptive : InertialCoordinates<N, T> {
+  using Mask = MaskOf<T>;
+  struct Work {
+    T acc[N][3];
+    T jerk[N][3];
+    T comp_x[N][3];  // compensation terms of the positions and velocities (Kahan 1965)
+    T comp_v[N][3];
+    T tau;  // the step criterion at the current state
+  };
+
+  SWARMFIT_HD static T criterion(const Work& w, const StepParams& p) {
+    T sum = 0.0;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) sum += hermite_step_term(w.acc[i], w.jerk[i]);
+    return hermite_step_from_terms(sum, p);
+  }
+
+  SWARMFIT_HD static void begin(Bodies<N, T>& b, Work& w, const StepParams& p, T& h_next) {
+    accelerations_and_jerks<N>(b.pos, b.vel, b.mass, p.G, w.acc, w.jerk);
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) w.comp_x[i][d] = w.comp_v[i][d] = 0.0;
+    }
+    w.tau = criterion(w, p);
+    h_next = w.tau;
+  }
+
+  // h_next: on entry the step the driver planned (h is shorter only on the last step).
+  SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
+    const Work w0 = w;
+    T x0[N][3], v0[N][3];
+    const T h2 = 0.5 * h;
+    const T h3 = h * (1.0 / 3.0);
+    const T h6 = h * (1.0 / 6.0);
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        x0[i][d] = b.pos[i][d];
+        v0[i][d] = b.vel[i][d];
+      }
+      hermite_predict(x0[i], v0[i], w0.acc[i], w0.jerk[i], h, h2, h3, b.pos[i], b.vel[i]);
+    }
+    SWARMFIT_UNROLL_IF(N <= 4)
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      accelerations_and_jerks<N>(b.pos, b.vel, b.mass, p.G, w.acc, w.jerk);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i)
+        hermite_correct_compensated(x0[i], v0[i], w0.acc[i], w0.jerk[i], w.acc[i], w.jerk[i], h2, h6, w0.comp_x[i],
+                                    w0.comp_v[i], b.pos[i], b.vel[i], w.comp_x[i], w.comp_v[i]);
+    }
+    w.tau = criterion(w, p);
+    accepted = hermite_symmetric_step(h, h_next, w0.tau, w.tau, p, h_next);
+    // A rejected step is taken again from the same state with the step h_next.
+    if (!all(accepted)) {
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 0; i < N; ++i) {
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
-          b.vel[i][d] = v0[i][d] + h2 * ((a0[i][d] + w.acc[i][d]) + h6 * (j0[i][d] - w.jerk[i][d]));
-          b.pos[i][d] = x0[i][d] + h2 * ((v0[i][d] + b.vel[i][d]) + h6 * (a0[i][d] - w.acc[i][d]));
+          b.pos[i][d] = select(accepted, b.pos[i][d], x0[i][d]);
+          b.vel[i][d] = select(accepted, b.vel[i][d], v0[i][d]);
         }
       }
+      blend_work(w, w0, accepted);
     }
-    h_next = p.adaptive ? adaptive_step(w, p) : T(p.time_step);
-    accepted = Mask(true);
     return Mask(true);
+  }
+
+  SWARMFIT_HD static void blend_work(Work& w, const Work& w0, Mask keep) {
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        w.acc[i][d] = select(keep, w.acc[i][d], w0.acc[i][d]);
+        w.jerk[i][d] = select(keep, w.jerk[i][d], w0.jerk[i][d]);
+        w.comp_x[i][d] = select(keep, w.comp_x[i][d], w0.comp_x[i][d]);
+        w.comp_v[i][d] = select(keep, w.comp_v[i][d], w0.comp_v[i][d]);
+      }
+    }
+    w.tau = select(keep, w.tau, w0.tau);
   }
 };
 

@@ -21,6 +21,10 @@ SWARMFIT_HD bool mask_and(bool a, bool b) { return a && b; }
 SWARMFIT_HD bool mask_or(bool a, bool b) { return a || b; }
 SWARMFIT_HD bool mask_not(bool a) { return !a; }
 SWARMFIT_HD double lane_sqrt(double x) { return sqrt(x); }
+// a * b + c rounded once. Written out where the rounding must not depend on the compiler: nvcc
+// leaves a product and a sum it did not fuse to ptxas, which fuses them or not depending on the
+// kernel around them (the thread-per-body and thread-per-system kernels must agree bitwise).
+SWARMFIT_HD double lane_fma(double a, double b, double c) { return fma(a, b, c); }
 // 1/sqrt(x): the GPU's rsqrt (within 1 ulp, one instruction sequence instead of an IEEE square
 // root and division); the CPU divides. CPU and GPU then differ at the last bit per force term,
 // which keeps them within 1e-12 after 1000 steps (tests/integrators/test_gpu.cpp).
@@ -237,6 +241,10 @@ inline PackMask<W> mask_not(PackMask<W> a) {
     }                                   \
     return r;                           \
   }
+template <int W>
+inline Pack<W> lane_fma(Pack<W> a, Pack<W> b, Pack<W> c) {
+  return Pack<W>(a.v * b.v + c.v);  // one vfmadd (FMA contraction; the CPU targets have FMA)
+}
 SWARMFIT_PACK_UNARY(lane_sqrt, __builtin_sqrt(x))
 SWARMFIT_PACK_UNARY(lane_abs, __builtin_fabs(x))
 SWARMFIT_PACK_UNARY(lane_floor, __builtin_floor(x))

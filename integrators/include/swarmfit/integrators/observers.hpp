@@ -450,7 +450,7 @@ struct LikelihoodObserver {
       w = parked.w;
       loop.clock = parked.loop.clock;
       loop.h_next = parked.loop.h_next;
-      loop.steps_this_call = parked.loop.steps_this_call;
+      loop.step_limit = parked.loop.step_limit;
       loop.code = parked.loop.code;
       loop.active = parked.loop.active;
       rv_next_time = rec.rv_next_time;

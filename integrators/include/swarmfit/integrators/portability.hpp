@@ -28,7 +28,9 @@
 // SWARMFIT_ROLLED: iteration loops (Kepler solver) that must stay loops, for code size.
 // SWARMFIT_UNROLL_BODIES(N): loops over the N bodies. On the GPU they are unrolled (state in
 // registers) up to 8 bodies; beyond, the state spills to local memory anyway and unrolled code
-// only multiplies ptxas time (minutes per kernel), so the loops stay rolled. Loops over pairs run
+// only multiplies ptxas time (minutes per kernel), so the loops stay rolled.
+// SWARMFIT_UNROLL_IF(condition): on the GPU, unroll where a compile-time condition holds (the
+// host compiler decides for itself). Loops over pairs run
 // j over all N with `if (j <= i) continue;`: constant trip counts let NVVM unroll them fully
 // (a variable bound j = i+1..N is runtime-unrolled innermost-first, which sends the state to
 // local memory).
@@ -37,10 +39,12 @@
 #define SWARMFIT_UNROLL _Pragma("unroll")
 #define SWARMFIT_ROLLED _Pragma("unroll 1")
 #define SWARMFIT_UNROLL_BODIES(n) SWARMFIT_PRAGMA(unroll((n) <= 8 ? (n) : 1))
+#define SWARMFIT_UNROLL_IF(condition) SWARMFIT_PRAGMA(unroll((condition) ? 16 : 1))
 #else
 #define SWARMFIT_UNROLL _Pragma("GCC unroll 16")
 #define SWARMFIT_ROLLED _Pragma("GCC unroll 1")
 #define SWARMFIT_UNROLL_BODIES(n) _Pragma("GCC unroll 16")
+#define SWARMFIT_UNROLL_IF(condition)
 #endif
 
 #if defined(__CUDACC__) || defined(SWARMFIT_WITH_CUDA_RUNTIME)

@@ -9,7 +9,7 @@
 
 namespace swarmfit {
 
-enum class SchemeId : int { kHermite = 0, kMvs = 1, kRkck = 2, kLeapfrog = 3 };
+enum class SchemeId : int { kHermite = 0, kMvs = 1, kRkck = 2, kLeapfrog = 3, kHermiteAdaptive = 4 };
 
 struct IntegratorInfo {
   std::string name;

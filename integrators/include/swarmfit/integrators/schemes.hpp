@@ -16,6 +16,7 @@ template <class F>
 decltype(auto) dispatch_scheme(SchemeId id, F&& f) {
   switch (id) {
     case SchemeId::kHermite: return f(SchemeTag<Hermite>{});
+    case SchemeId::kHermiteAdaptive: return f(SchemeTag<HermiteAdaptive>{});
     case SchemeId::kMvs: return f(SchemeTag<Mvs>{});
     case SchemeId::kRkck: return f(SchemeTag<Rkck>{});
     default: return f(SchemeTag<Leapfrog>{});
