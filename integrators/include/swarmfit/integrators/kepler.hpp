@@ -73,7 +73,7 @@ SWARMFIT_HD void stumpff(T z, T& c0, T& c1, T& c2, T& c3) {
 template <class T>
 struct KeplerSolve {
   using Mask = MaskOf<T>;
-  T mu, r0, eta0, zeta0, beta, hr, lo, hi, s;
+  T mu, r0, inv_r0, eta0, zeta0, beta, hr, lo, hi, s;
   Mask converged;
   // G0..G3 at the s of the last iteration, and that iteration's Halley step: finish() updates
   // them to the final s by a Taylor series instead of evaluating the Stumpff functions again.
@@ -81,8 +81,11 @@ struct KeplerSolve {
 
   SWARMFIT_HD void start(const T (&x)[3], const T (&v)[3], T gm, T h) {
     mu = gm;
-    r0 = lane_sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-    const T inv_r0 = 1.0 / r0;
+    // 1/r0 and 1/sqrt|beta| from rsqrt (on the GPU, one instruction sequence instead of a square
+    // root and a division each): 1 ulp, the rounding the other operations have anyway.
+    const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    inv_r0 = lane_rsqrt(r2);
+    r0 = r2 * inv_r0;
     const T v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
     eta0 = x[0] * v[0] + x[1] * v[1] + x[2] * v[2];
     beta = 2.0 * mu * inv_r0 - v2;
@@ -92,10 +95,13 @@ struct KeplerSolve {
     // Bound orbits: remove whole periods (P = 2 pi mu / beta^1.5), so |h| <= P/2, and bracket s
     // by one period of the universal anomaly (2 pi / sqrt(beta)).
     const double two_pi = 6.283185307179586;
-    const T inv_sqrt_beta = 1.0 / lane_sqrt(lane_abs(beta));
+    const T inv_sqrt_beta = lane_rsqrt(lane_abs(beta));
     const T s_period = two_pi * inv_sqrt_beta;
     const T period = select(bound, mu * s_period * inv_sqrt_beta * inv_sqrt_beta, T(0.0));
-    const T whole = select(bound, lane_floor(h / period + 0.5), T(0.0));
+    // h / period as a product: 1 / (2 pi mu) is a loop invariant of the integration (mu is the
+    // planet's), and the count only has to be right away from half-integers.
+    const T inv_period = beta * beta * inv_sqrt_beta * (1.0 / (two_pi * mu));
+    const T whole = select(bound, lane_floor(h * inv_period + 0.5), T(0.0));
     hr = h - whole * period;
     const T s_span = select(bound, s_period, T(1e300));
     const Mask forward = hr >= 0.0;
@@ -185,12 +191,11 @@ struct KeplerSolve {
       G3 = select(taylor, G3, s * s * s * c3);
     }
     const T r = r0 + eta0 * G1 + zeta0 * G2;
-    const T f = 1.0 - mu * G2 / r0;
+    const T inv_r = 1.0 / r;
+    const T f = 1.0 - mu * G2 * inv_r0;
     const T g = hr - mu * G3;
-    // Divisions by r, not products with 1/r: on the e = 0.9 two-body test the product doubled
-    // the accumulated round-off (tests/integrators/test_two_body.cpp).
-    const T fdot = -mu * G1 / r0 / r;
-    const T gdot = 1.0 - mu * G2 / r;
+    const T fdot = -mu * G1 * inv_r0 * inv_r;
+    const T gdot = 1.0 - mu * G2 * inv_r;
     const Mask ok = mask_and(converged, mask_and(lane_isfinite(f * gdot), lane_isfinite(g * fdot)));
     SWARMFIT_UNROLL
     for (int d = 0; d < 3; ++d) {
