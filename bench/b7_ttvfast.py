@@ -16,6 +16,7 @@ TTVFast + emcee fit pays per model).
 """
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -94,7 +95,7 @@ def main():
             print(f"ratio: swarmfit single evaluation / TTVFast call = {ms / (per_call * 1e3):.3f} "
                   f"(TTVFast per-core speed-up of swarmfit: {per_call * 1e3 / ms:.2f}x)")
         if "evaluations/s end to end" in line:
-            rate = float(line.split(" s, ")[1].split(" evaluations")[0])
+            rate = float(re.search(r"([0-9.e+-]+) evaluations/s end to end", line).group(1))
             backend = line.split(" on ")[1].split(" ")[0].rstrip(":")
             print(f"ratio: swarmfit batch on {backend} / one TTVFast core = {rate * per_call:.1f}x")
 

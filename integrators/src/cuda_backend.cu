@@ -2,7 +2,10 @@
 // Floating point: nvcc contracts a*b+c into FMA (as the CPU build does with -mfma); 1/r comes
 // from rsqrt (1 ulp, lanes.hpp), other divisions and square roots are IEEE (no -use_fast_math),
 // which keeps CPU and GPU within round-off of each other.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -128,6 +131,191 @@ DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const Obser
 }
 
 }  // namespace
+
+namespace {
+
+// Grow-only buffers of a pipeline (freed with it): device memory, or pinned host memory.
+struct GrowBuffer {
+  bool pinned = false;
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  template <class V>
+  V* get(std::size_t count) {
+    if (count * sizeof(V) > bytes) {
+      release();
+      SWARMFIT_CUDA_CHECK(pinned ? cudaMallocHost(&ptr, count * sizeof(V)) : cudaMalloc(&ptr, count * sizeof(V)));
+      bytes = count * sizeof(V);
+    }
+    return static_cast<V*>(ptr);
+  }
+  void release() {
+    if (ptr) pinned ? cudaFreeHost(ptr) : cudaFree(ptr);  // no throwing from a destructor
+    ptr = nullptr;
+    bytes = 0;
+  }
+  ~GrowBuffer() { release(); }
+};
+using DeviceBuffer = GrowBuffer;
+
+// A synchronous upload into a grow-only buffer (the small, parameter-independent tables).
+template <class V>
+const V* upload_into(DeviceBuffer& buffer, const V* host, std::size_t count) {
+  if (!host || count == 0) return nullptr;
+  V* device = buffer.get<V>(count);
+  SWARMFIT_CUDA_CHECK(cudaMemcpy(device, host, count * sizeof(V), cudaMemcpyHostToDevice));
+  return device;
+}
+
+}  // namespace
+
+struct CudaObservedPipeline::Impl {
+  std::mutex mutex;
+  DeviceBuffer params, bodies, clocks, lnl, offsets, jitters;
+  DeviceBuffer rv_time, rv_value, rv_error, rv_instrument, transit_time, transit_error, transit_epoch;
+  GrowBuffer clocks_back{true}, lnl_back{true};  // pinned: asynchronous copies back
+  std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> setup_start, kernel_start, kernel_stop;
+  cudaEvent_t start = nullptr;
+
+  void ensure_streams(int count) {
+    if (!start) SWARMFIT_CUDA_CHECK(cudaEventCreate(&start));
+    while (static_cast<int>(streams.size()) < count) {
+      cudaStream_t s;
+      SWARMFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      streams.push_back(s);
+      cudaEvent_t a, b, c;
+      SWARMFIT_CUDA_CHECK(cudaEventCreate(&a));
+      SWARMFIT_CUDA_CHECK(cudaEventCreate(&b));
+      SWARMFIT_CUDA_CHECK(cudaEventCreate(&c));
+      setup_start.push_back(a);
+      kernel_start.push_back(b);
+      kernel_stop.push_back(c);
+    }
+  }
+  ~Impl() {
+    for (cudaStream_t s : streams) cudaStreamDestroy(s);
+    for (cudaEvent_t e : setup_start) cudaEventDestroy(e);
+    for (cudaEvent_t e : kernel_start) cudaEventDestroy(e);
+    for (cudaEvent_t e : kernel_stop) cudaEventDestroy(e);
+    if (start) cudaEventDestroy(start);
+  }
+};
+
+CudaObservedPipeline::CudaObservedPipeline() : impl_(std::make_unique<Impl>()) {}
+CudaObservedPipeline::~CudaObservedPipeline() = default;
+
+DeviceTiming CudaObservedPipeline::run(long num_systems, int num_bodies, int num_parameters, const double* params,
+                                       const RunRequest& request, const ObservationTables& h, const DeviceSetup& setup,
+                                       int* status, int slices) {
+  if (!cuda_available()) throw std::runtime_error("backend=cuda: no CUDA device is available");
+  if (num_bodies > kMaxObservedBodies)
+    throw std::invalid_argument("observed integrations take at most " + std::to_string(kMaxObservedBodies) + " bodies");
+  if (h.rv_model || h.transit_model) throw std::invalid_argument("CudaObservedPipeline: no model curves");
+  if (num_systems <= 0) return DeviceTiming{};
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl& m = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  double host_seconds = 0.0;
+  auto host_clock = [&](auto&& work) {
+    const auto a = std::chrono::steady_clock::now();
+    work();
+    host_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+  };
+  if (slices <= 0) slices = num_systems >= kSliceFrom ? kDefaultSlices : 1;
+  // Slices of whole blocks (a multiple of kChunk), so that each slice's chunks sit where the
+  // whole batch's would and its kernel has no partly filled blocks but the last.
+  const long per_slice = (num_systems + slices - 1) / slices;
+  const long slice_size = std::max<long>(kCudaBlock, (per_slice + kCudaBlock - 1) / kCudaBlock * kCudaBlock);
+  slices = static_cast<int>((num_systems + slice_size - 1) / slice_size);
+  m.ensure_streams(slices);
+
+  const long chunks = (num_systems + kChunk - 1) / kChunk;
+  const std::size_t body_per_chunk = static_cast<std::size_t>(kBodyFields) * num_bodies * kChunk;
+  const std::size_t clock_per_chunk = static_cast<std::size_t>(kClockFields) * kChunk;
+  const int ni = h.num_instruments;
+  double* bodies = m.bodies.get<double>(chunks * body_per_chunk);
+  double* clocks = m.clocks.get<double>(chunks * clock_per_chunk);
+  double* lnl = m.lnl.get<double>(chunks * kChunk);
+  const std::size_t np = num_parameters;
+  double* device_params = m.params.get<double>(num_systems * np);
+  double* offsets = ni > 0 ? m.offsets.get<double>(static_cast<std::size_t>(num_systems) * ni) : nullptr;
+  double* jitters = ni > 0 ? m.jitters.get<double>(static_cast<std::size_t>(num_systems) * ni) : nullptr;
+  double* clocks_back = m.clocks_back.get<double>(chunks * clock_per_chunk);
+  double* lnl_back = m.lnl_back.get<double>(chunks * kChunk);
+  ObservationTables d = h;
+  d.rv_time = upload_into(m.rv_time, h.rv_time, h.num_rv);
+  d.rv_value = upload_into(m.rv_value, h.rv_value, h.num_rv);
+  d.rv_error = upload_into(m.rv_error, h.rv_error, h.num_rv);
+  d.rv_instrument = upload_into(m.rv_instrument, h.rv_instrument, h.num_rv);
+  d.transit_time = upload_into(m.transit_time, h.transit_time, h.num_transits);
+  d.transit_error = upload_into(m.transit_error, h.transit_error, h.num_transits);
+  d.transit_epoch = upload_into(m.transit_epoch, h.transit_epoch, h.num_transits);
+
+  RunRequest effective = request;
+  effective.step.adaptive = request.integrator->adaptive;
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(m.start, m.streams[0]));
+  for (int k = 0; k < slices; ++k) {
+    const long first = k * slice_size, count = std::min(slice_size, num_systems - first);
+    const long slice_chunks = (count + kChunk - 1) / kChunk;
+    const cudaStream_t stream = m.streams[k];
+    const long chunk0 = first / kChunk;
+    double* b = bodies + chunk0 * body_per_chunk;
+    double* c = clocks + chunk0 * clock_per_chunk;
+    EnsembleView view{b, c, slice_chunks, num_bodies};
+    // From pageable memory: the call returns once the driver has staged the data, while the
+    // slices already launched run.
+    host_clock([&] {
+      SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(device_params + first * np, params + first * np, count * np * sizeof(double),
+                                          cudaMemcpyHostToDevice, stream));
+    });
+    ObservationTables t = d;
+    t.offsets = offsets ? offsets + first * ni : nullptr;
+    t.jitters = jitters ? jitters + first * ni : nullptr;
+    SWARMFIT_CUDA_CHECK(cudaEventRecord(m.setup_start[k], stream));
+    setup(device_params + first * np, count, view, const_cast<double*>(t.offsets), const_cast<double*>(t.jitters),
+          stream);
+    SWARMFIT_CUDA_CHECK(cudaEventRecord(m.kernel_start[k], stream));
+    t.log_likelihood = lnl + first;
+    RunRequest r = effective;
+    r.cuda_stream = stream;
+    switch (request.integrator->scheme) {
+      case SchemeId::kHermite: launch_hermite(view, r, &t); break;
+      case SchemeId::kHermiteAdaptive: launch_hermite_adaptive(view, r, &t); break;
+      case SchemeId::kMvs: launch_mvs(view, r, &t); break;
+      case SchemeId::kRkck: launch_rkck(view, r, &t); break;
+      case SchemeId::kLeapfrog: launch_leapfrog(view, r, &t); break;
+    }
+    SWARMFIT_CUDA_CHECK(cudaEventRecord(m.kernel_stop[k], stream));
+    SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(clocks_back + chunk0 * clock_per_chunk, c,
+                                        slice_chunks * clock_per_chunk * sizeof(double), cudaMemcpyDeviceToHost,
+                                        stream));
+    SWARMFIT_CUDA_CHECK(
+        cudaMemcpyAsync(lnl_back + first, t.log_likelihood, count * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  }
+  for (int k = 0; k < slices; ++k) SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(m.streams[k]));
+  DeviceTiming timing;
+  timing.slices = slices;
+  float first_start = 0.0f, last_stop = 0.0f;
+  for (int k = 0; k < slices; ++k) {
+    float a = 0.0f, b = 0.0f, setup_ms = 0.0f;
+    SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&setup_ms, m.setup_start[k], m.kernel_start[k]));
+    timing.setup_ms += setup_ms;
+    SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&a, m.start, m.kernel_start[k]));
+    SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&b, m.start, m.kernel_stop[k]));
+    first_start = k == 0 ? a : std::min(first_start, a);
+    last_stop = std::max(last_stop, b);
+  }
+  timing.kernel_ms = last_stop - first_start;
+  host_clock([&] {
+    for (long s = 0; s < num_systems; ++s) {
+      status[s] = static_cast<int>(clocks_back[clock_offset(s / kChunk, kClockStatus, static_cast<int>(s % kChunk))]);
+      if (h.log_likelihood) h.log_likelihood[s] = lnl_back[s];
+    }
+  });
+  timing.host_ms = 1e3 * host_seconds;
+  timing.total_ms = 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return timing;
+}
 
 DeviceTiming integrate_cuda(Ensemble& ensemble, const RunRequest& request) {
   return run_cuda(ensemble, request, nullptr);

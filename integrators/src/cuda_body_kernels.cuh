@@ -235,8 +235,8 @@ void launch_hermite_bodies(EnsembleView view, const RunRequest& request) {
     constexpr int per_block = (kCudaBlock / 32) * (32 / N);
     const long slots = view.num_chunks * kChunk;
     const unsigned grid = static_cast<unsigned>((slots + per_block - 1) / per_block);
-    hermite_body_kernel<N, kAdaptive>
-        <<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step, request.monitors);
+    hermite_body_kernel<N, kAdaptive><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(request.cuda_stream)>>>(
+        view, slots, request.destination_time, request.step, request.monitors);
   });
   SWARMFIT_CUDA_CHECK(cudaGetLastError());
 }

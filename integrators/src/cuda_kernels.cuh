@@ -47,14 +47,15 @@ template <template <int, class> class Scheme>
 void launch_scheme(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
   const long slots = view.num_chunks * kChunk;
   const unsigned grid = static_cast<unsigned>((slots + kCudaBlock - 1) / kCudaBlock);
+  const cudaStream_t stream = static_cast<cudaStream_t>(request.cuda_stream);
   dispatch_bodies(view.num_bodies, [&](auto n) {
     constexpr int N = decltype(n)::value;
     if (!tables) {
-      integrate_kernel<Scheme, N, false><<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step,
-                                                               request.monitors, ObservationTables{});
+      integrate_kernel<Scheme, N, false><<<grid, kCudaBlock, 0, stream>>>(
+          view, slots, request.destination_time, request.step, request.monitors, ObservationTables{});
     } else if constexpr (N <= kMaxObservedBodies) {
-      integrate_kernel<Scheme, N, true>
-          <<<grid, kCudaBlock>>>(view, slots, request.destination_time, request.step, request.monitors, *tables);
+      integrate_kernel<Scheme, N, true><<<grid, kCudaBlock, 0, stream>>>(view, slots, request.destination_time,
+                                                                         request.step, request.monitors, *tables);
     }
   });
   SWARMFIT_CUDA_CHECK(cudaGetLastError());

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "swarmfit/integrators/registry.hpp"
+#include "swarmfit/models/cuda_setup.hpp"
 #include "swarmfit/models/units.hpp"
 #include "swarmfit/observations/input_error.hpp"
 
@@ -201,12 +202,7 @@ void LikelihoodProblem::build_ensemble(const double* params, long n, Ensemble& e
     if (!model_.initial_state(params + s * np, pos, vel, mass)) {
       // A harmless stand-in (never integrated: its status is set) keeps SIMD lanes finite.
       invalid[s] = 1;
-      for (int i = 0; i < nb; ++i) {
-        mass[i] = i == 0 ? 1.0 : 1e-9;
-        for (int d = 0; d < 3; ++d) pos[i][d] = vel[i][d] = 0.0;
-        pos[i][0] = i;
-        vel[i][1] = i == 0 ? 0.0 : units::kGaussK / std::sqrt(double(i));
-      }
+      stand_in_state(nb, pos, vel, mass);
     }
     for (int i = 0; i < nb; ++i) {
       ensemble.mass(s, i) = mass[i];
@@ -226,11 +222,28 @@ void LikelihoodProblem::build_ensemble(const double* params, long n, Ensemble& e
 void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,
                                  DeviceTiming* timing) const {
   if (n <= 0) return;
-  Ensemble ensemble(n, model_.num_bodies());
-  std::vector<int> invalid;
-  build_ensemble(params, n, ensemble, invalid);
   const int np = model_.num_parameters();
   const int ni = tables_.num_instruments;
+  if (settings_.backend == "cuda" && !curves) {
+    // The GPU path: only the parameters go to the device, which sets the systems up itself
+    // (system_setup.hpp), slice by slice while the host uploads the next slice.
+    if (!pipeline_) pipeline_ = std::make_shared<CudaObservedPipeline>();
+    const ModelShape shape = model_.shape();
+    RvCentres centres;
+    for (int j = 0; j < ni; ++j) centres.value[j] = rv_centre_[j];
+    const auto setup = [&](const double* device_params, long count, EnsembleView view, double* offsets, double* jitters,
+                           void* stream) {
+      launch_system_setup(shape, centres, device_params, count, view, offsets, jitters, stream);
+    };
+    std::vector<double> lnl(n, -HUGE_VAL);
+    ObservationTables tables = tables_;
+    tables.log_likelihood = lnl.data();
+    const DeviceTiming device = pipeline_->run(n, model_.num_bodies(), np, params, request(duration_), tables, setup,
+                                               status, settings_.cuda_slices);
+    if (timing) *timing = device;
+    for (long s = 0; s < n; ++s) log_likelihood[s] = status[s] == kStatusOk ? lnl[s] : -HUGE_VAL;
+    return;
+  }
   std::vector<double> offsets(static_cast<std::size_t>(n) * ni), jitters(static_cast<std::size_t>(n) * ni);
   for (long s = 0; s < n; ++s)
     for (int j = 0; j < ni; ++j) {
@@ -248,6 +261,9 @@ void LikelihoodProblem::evaluate(const double* params, long n, double* log_likel
     tables.rv_model = curves->rv.data();
     tables.transit_model = curves->transits.data();
   }
+  Ensemble ensemble(n, model_.num_bodies());
+  std::vector<int> invalid;
+  build_ensemble(params, n, ensemble, invalid);
   const DeviceTiming device = integrate_observed(ensemble, request(duration_), tables, settings_.backend);
   if (timing) *timing = device;
   for (long s = 0; s < n; ++s) {

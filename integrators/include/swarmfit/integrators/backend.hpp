@@ -1,6 +1,8 @@
 // Backends: thin loops over the systems of an ensemble, each calling the same integrate_lanes().
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "swarmfit/integrators/ensemble.hpp"
@@ -29,12 +31,20 @@ struct RunRequest {
   double destination_time = 0.0;
   int threads = 0;  // CPU: OpenMP threads (0 = all)
   CudaLayout cuda_layout = CudaLayout::kAuto;
+  void* cuda_stream = nullptr;  // CUDA: the stream the kernel is launched on (a cudaStream_t; null = default)
 };
 
 // Kernel-only and end-to-end (copies included) times of a CUDA run, in milliseconds.
+// A pipelined run (CudaObservedPipeline) reports as kernel_ms the span from the start of the first
+// slice's integration kernel to the end of the last one's, as setup_ms the set-up kernels' time
+// (summed over slices), and as host_ms the host's own work inside that run (staging the
+// parameters, collecting the results).
 struct DeviceTiming {
   double kernel_ms = 0.0;
   double total_ms = 0.0;
+  double host_ms = 0.0;
+  double setup_ms = 0.0;
+  int slices = 1;
 };
 
 // OpenMP over chunks, SIMD across the systems of a chunk (cpu_simd_width() lanes).
@@ -59,5 +69,37 @@ void integrate_observed_cpu(Ensemble& ensemble, const RunRequest& request, const
 DeviceTiming integrate_observed_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
 DeviceTiming integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
                                 const std::string& backend);
+
+// Repeated likelihood batches on the GPU (LikelihoodProblem with backend=cuda). Only the
+// parameters go to the device, where a set-up kernel (the caller's) turns them into initial
+// conditions; a batch is cut into slices, each uploaded, set up and integrated on its own stream
+// while the host uploads the next; only status codes and ln L come back (the final states stay on
+// the device). Device buffers, pinned result buffers and streams are kept from one batch to the
+// next. Results do not depend on the slicing (systems are independent).
+class CudaObservedPipeline {
+ public:
+  // setup(params, count, view, offsets, jitters, stream): sets up systems [0, count) of view (its
+  // padding too) from params (device memory), and their RV offsets and jitters
+  // ([system * num_instruments + j]; null when there are no instruments), on the given stream.
+  using DeviceSetup = std::function<void(const double* params, long count, EnsembleView view, double* offsets,
+                                         double* jitters, void* stream)>;
+  CudaObservedPipeline();
+  ~CudaObservedPipeline();
+  CudaObservedPipeline(const CudaObservedPipeline&) = delete;
+  CudaObservedPipeline& operator=(const CudaObservedPipeline&) = delete;
+  // params: num_systems x num_parameters host values. tables: host pointers (offsets and jitters
+  // are the set-up's); ln L goes to tables.log_likelihood and the codes to status. No model
+  // curves (rv_model, transit_model must be null). slices <= 0: kDefaultSlices for batches of
+  // at least kSliceFrom systems, else 1.
+  DeviceTiming run(long num_systems, int num_bodies, int num_parameters, const double* params,
+                   const RunRequest& request, const ObservationTables& tables, const DeviceSetup& setup, int* status,
+                   int slices = 0);
+  static constexpr int kDefaultSlices = 8;
+  static constexpr long kSliceFrom = 16384;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace swarmfit

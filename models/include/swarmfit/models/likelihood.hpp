@@ -3,6 +3,7 @@
 // integrators/observers.hpp reducing everything on the chip to ln L and a status code.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct LikelihoodSettings {
   std::string backend = "cpu";
   int threads = 0;
   double extra_time = 0.0;  // integrate this much beyond the data (days), e.g. for predictions
+  // cuda: slices of a batch pipelined against the host's set-up (CudaObservedPipeline); 0 = auto,
+  // 1 = one slice (no overlap).
+  int cuda_slices = 0;
 
   static double units_solar_radius();
   static MonitorParams default_monitors();
@@ -85,6 +89,9 @@ class LikelihoodProblem {
   std::vector<int> transit_body_;
   std::vector<double> transit_time_, transit_error_, transit_epoch_;
   ObservationTables tables_;  // host pointers into the vectors above
+  // backend=cuda: device buffers and streams kept between batches (created on first use; shared
+  // by copies, and safe to call from several threads: run() takes a lock).
+  mutable std::shared_ptr<CudaObservedPipeline> pipeline_;
 };
 
 }  // namespace swarmfit

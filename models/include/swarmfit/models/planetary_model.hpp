@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "swarmfit/models/system_setup.hpp"
+
 namespace swarmfit {
 
 enum class ElementFrame { kJacobi, kAstrocentric };
@@ -30,16 +32,6 @@ struct ParameterInfo {
   std::string name;
   std::string unit;
   std::string meaning;
-};
-
-// Physical state of one planet derived from the parameters (for summaries and conversions).
-struct PlanetState {
-  double mass = 0.0;  // Msun
-  double a = 0.0;     // AU (in the chosen frame)
-  double e = 0.0;
-  double omega = 0.0;         // radians
-  double mean_anomaly = 0.0;  // radians, at the reference epoch
-  double inc = 0.0, node = 0.0;
 };
 
 class PlanetaryModel {
@@ -60,6 +52,8 @@ class PlanetaryModel {
   int offset_parameter(int instrument) const { return 1 + 7 * num_planets() + 2 * instrument; }
   int jitter_parameter(int instrument) const { return offset_parameter(instrument) + 1; }
   int num_planets() const { return static_cast<int>(planets_.size()); }
+  // The model as plain values, for system_setup.hpp (host and device).
+  ModelShape shape() const;
 
   // Barycentric positions, velocities and masses of the star and planets (arrays of
   // num_bodies()). Returns false, leaving a reason, for parameters without a bound orbit
@@ -67,6 +61,9 @@ class PlanetaryModel {
   bool initial_state(const double* params, double (*pos)[3], double (*vel)[3], double* mass,
                      std::string* reason = nullptr) const;
   bool planet_states(const double* params, std::vector<PlanetState>& out, std::string* reason = nullptr) const;
+  // The same into num_planets() states at out (no allocation: batches set up 1e5 systems on
+  // many threads at once, where a heap allocation per system would serialise them).
+  bool planet_states(const double* params, PlanetState* out, std::string* reason = nullptr) const;
 
  private:
   std::vector<std::string> planets_;
