@@ -23,10 +23,16 @@ for name in ${PROFILE:-b7 b5}; do
   esac
   kernel=(-k regex:integrate_kernel)
   [ "$name" = b2n6 ] && kernel=(--kernel-name-base demangled -k "regex:Hermite, \\(int\\)6,")
-  # Launch 0 is each benchmark's warm-up; launch 1 is the measured one (B7: launches 2 and 3 are
-  # the first with-observers and without-observers pair of the observers' cost).
+  # Launch 0 is each benchmark's warm-up; launch 1 is the measured one. B7 runs six batches of
+  # 8 slices each (1 below 16384 systems: CudaObservedPipeline), the batch in one slice twice, then
+  # the observers' cost: the first with-observers and without-observers pair, one launch each.
   skip=1
-  [ "$name" = b7plain ] && skip=3
+  if [ "${name#b7}" != "$name" ]; then
+    slices=8
+    [ "${SYSTEMS:-100000}" -lt 16384 ] && slices=1
+    skip=$((6 * slices + 2))
+    [ "$name" = b7plain ] && skip=$((skip + 1))
+  fi
   $ncu $sections "${kernel[@]}" --launch-skip $skip --launch-count 1 -o $work/$name -f \
     .gpu/run swarmfit "${run[@]}" > $work/${name}_run.txt 2>&1
   $ncu --import $work/$name.ncu-rep --page details > $work/ncu_$name.txt 2>&1

@@ -36,8 +36,10 @@ struct RunRequest {
 
 // Kernel-only and end-to-end (copies included) times of a CUDA run, in milliseconds.
 // A pipelined run (CudaObservedPipeline) reports as kernel_ms the span from the start of the first
-// slice's integration kernel to the end of the last one's, as setup_ms the set-up kernels' time
-// (summed over slices), and as host_ms the host's own work inside that run (staging the
+// slice's integration kernel to the end of the last one's, as setup_ms the sum over slices of
+// the span from the start of a slice's set-up kernel to the start of its integration kernel (with
+// one slice: the set-up kernel's time; with several it includes waiting for the other slices'
+// kernels, which overlap it), and as host_ms the host's own work inside that run (staging the
 // parameters, collecting the results).
 struct DeviceTiming {
   double kernel_ms = 0.0;

@@ -218,9 +218,7 @@ SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>
     ls.code = select(ok, ls.code, T(kStatusKeplerFailure));
     ls.code = select(stalled, T(kStatusStepUnderflow), ls.code);
     if constexpr (Observer::kActive) {
-      observer->template after_step<Scheme>(b, w, p, h, advanced, rp, rv, ls);
-      // A system whose observations already failed (missed transit) need not go on.
-      ls.code = select(ls.code == 0.0, observer->status, ls.code);
+      observer->template after_step<Scheme>(b, w, p, h, advanced, rp, rv, ls);  // may set ls.code
     }
     settle_status(ls, t_end, m);
   }

@@ -172,13 +172,15 @@ struct Mvs {
       for (int i = 1; i < N; ++i) b.pos[i][d] = b.pos[i][d] + shift;
     }
   }
-  // star_dvz, when given, receives the change of the star's barycentric v_z (for dense_star_vz).
-  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau, T* star_dvz = nullptr) {
-    T acc[N][3];
+  // The acceleration the kick applies (the interaction part of H), per planet in the
+  // coordinates of the scheme; star_az, when given, receives the star's barycentric a_z that goes
+  // with it (for dense_star_vz).
+  SWARMFIT_HD static void perturbation(const Bodies<N, T>& b, const StepParams& p, T (&acc)[N][3],
+                                       T* star_az = nullptr) {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       accelerations<N, 1>(b.pos, b.mass, p.G, acc);  // differences of Q are inertial differences
       // v_star = V_cm - sum m_i V_i / m0, and sum m_i acc_i = 0 for mutual forces.
-      if (star_dvz) *star_dvz = 0.0;
+      if (star_az) *star_az = 0.0;
     } else {
       T x[N][3], v[N][3], a[N][3];
       jacobi_to_inertial(b, x, v);
@@ -190,7 +192,7 @@ struct Mvs {
       // v_star = V_cm - sum f_i v'_i (f_i = m_i / M_i), and sum f_i (a_i - A_{i-1}) = -a_0 when
       // sum m_k a_k = 0, so the kick moves the star by tau (a_0 - sum f_i kepler_term_i x'_i), with
       // f_i kepler_term_i = G m0 m_i / M_{i-1} r_i^-3: no division.
-      T star_az = a[0][2];
+      T az = a[0][2];
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
@@ -198,7 +200,7 @@ struct Mvs {
         const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
         const T rinv = lane_rsqrt(r2);
         const T kepler_term = T(p.G * b.mass[0]) * mnew * inv_m * rinv * rinv * rinv;
-        if (star_dvz) star_az = star_az - T(p.G * b.mass[0]) * b.mass[i] * inv_m * rinv * rinv * rinv * b.pos[i][2];
+        if (star_az) az = az - T(p.G * b.mass[0]) * b.mass[i] * inv_m * rinv * rinv * rinv * b.pos[i][2];
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
           acc[i][d] = a[i][d] - ca[d] * inv_m + kepler_term * b.pos[i][d];
@@ -209,8 +211,15 @@ struct Mvs {
       acc[0][0] = 0.0;
       acc[0][1] = 0.0;
       acc[0][2] = 0.0;
-      if (star_dvz) *star_dvz = tau * star_az;
+      if (star_az) *star_az = az;
     }
+  }
+  // star_dvz, when given, receives the change of the star's barycentric v_z (for dense_star_vz).
+  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau, T* star_dvz = nullptr) {
+    T acc[N][3];
+    T star_az = 0.0;
+    perturbation(b, p, acc, star_dvz ? &star_az : nullptr);
+    if (star_dvz) *star_dvz = tau * star_az;
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
       SWARMFIT_UNROLL
@@ -378,6 +387,54 @@ struct Mvs {
     }
     const T fraction = select(w.pending > 0.0, delta * (0.5 / w.pending), T(0.0));
     return vz + fraction * w.kick_star_vz;
+  }
+
+  // Dense output of the whole state, for the transit times: Jacobi coordinates with the Kepler
+  // operator outermost (the default). Between two kicks the map moves every Jacobi vector on its
+  // Kepler orbit; a kick of h a_p (a_p = perturbation()) stands for the perturbation over the step
+  // around it. The inertial state at t_new + delta, -3h/2 <= delta <= h/2 (h = 2 pending), is the
+  // map's own Kepler segment that holds that time (after this step's kick, or before it: velocities
+  // less h a_p) plus the leading perturbation terms from that segment's closed state at time u
+  // before: positions + a_p u^2 / 2, velocities + a_p u (exact for a constant a_p; the map itself
+  // is a drift-kick-drift leapfrog in the perturbation, Wisdom & Holman 1991). Continuous with its
+  // first derivative at the kick, so Newton on it converges as on the true motion; error
+  // O(da_p/dt h^3), against the two Kepler drifts and a kick of a sub-step (state_at_offset).
+  // `acc`: perturbation() of the stored state, computed once per transit.
+  SWARMFIT_HD static bool dense_states(const StepParams& p) {
+    return p.mvs_splitting == MvsSplitting::kKeplerJumpKick && p.mvs_coordinates == MvsCoordinates::kJacobi;
+  }
+  SWARMFIT_HD_COLD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& p,
+                                           const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
+    const T h = 2.0 * w.pending;
+    const Mask before = delta < -w.pending;  // the segment before this step's kick
+    const T u = select(before, delta + h, delta);
+    Bodies<N, T> jac = b;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) jac.vel[i][d] = select(before, b.vel[i][d] - h * acc[i][d], b.vel[i][d]);
+    }
+    kepler(jac, p, w.pending + delta);
+    const T half_u2 = 0.5 * u * u;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        jac.pos[i][d] = jac.pos[i][d] + half_u2 * acc[i][d];
+        jac.vel[i][d] = jac.vel[i][d] + u * acc[i][d];
+      }
+    }
+    T x[N][3], v[N][3];
+    jacobi_to_inertial(jac, x, v);
+    out = jac;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        out.pos[i][d] = x[i][d];
+        out.vel[i][d] = v[i][d];
+      }
+    }
   }
 
   // Positions and velocities relative to the star, for the monitors (between steps the outer

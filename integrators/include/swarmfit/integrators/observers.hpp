@@ -112,6 +112,40 @@ SWARMFIT_HD_COLD T star_vz_at_offset(const Bodies<N, T>& b, const typename Schem
   return now.vel[0][2];
 }
 
+// The scheme's dense output of the whole state where it has one (Mvs::dense_states), for the
+// transit times: `acc` is prepared once per transit, then each state costs a Kepler drift.
+template <class S, class = void>
+struct HasDenseState : std::false_type {};
+template <class S>
+struct HasDenseState<S, std::void_t<decltype(&S::dense_state)>> : std::true_type {};
+
+template <template <int, class> class Scheme, int N, class T>
+SWARMFIT_HD bool use_dense_state(const Bodies<N, T>& b, const StepParams& p, T (&acc)[N][3]) {
+  if constexpr (HasDenseState<Scheme<N, T>>::value) {
+    if (Scheme<N, T>::dense_states(p)) {
+      Scheme<N, T>::perturbation(b, p, acc);
+      return true;
+    }
+  }
+  (void)b;
+  (void)acc;
+  return false;
+}
+
+template <template <int, class> class Scheme, int N, class T>
+SWARMFIT_HD void state_for_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                   bool dense, const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
+  if constexpr (HasDenseState<Scheme<N, T>>::value) {
+    if (dense) {
+      Scheme<N, T>::dense_state(b, w, p, acc, delta, out);
+      return;
+    }
+  }
+  (void)dense;
+  (void)acc;
+  state_at_offset<Scheme, N, T>(b, w, p, delta, out);
+}
+
 // The policy the driver calls when nothing is observed: compiles to nothing.
 struct NoObserver {
   static constexpr bool kActive = false;
@@ -231,7 +265,8 @@ struct ObserverRecord {
                                        T t_new, T h, int i, Mask crossing, const T (&x0)[3], const T (&v0)[3]) {
     // First Newton on a two-body model: the stored state's planet-star vector drifted on its
     // Kepler orbit (mu = G (m0 + m_i)); it is off the true motion only by the perturbations,
-    // O(eps n delta^2). Then Newton on true states (sub-steps of the scheme). Convergence is
+    // O(eps n delta^2). Then Newton on true states (the scheme's dense output where it has one,
+    // Mvs::dense_state, else sub-steps of the scheme). Convergence is
     // quadratic, error_next ~ (n / 2) change^2 for mean motion n: one true state is always
     // used, and another only while the change exceeds newton_tolerance (1e-4 d: the error left
     // is then < 2e-8 d even for n = 4/d, typically ~1e-12 d). Stopping on a coarse threshold
@@ -247,21 +282,9 @@ struct ObserverRecord {
       const T dg = v[0] * v[0] + v[1] * v[1] + kepler * (x[0] * x[0] + x[1] * x[1]);
       return gg / dg;
     };
-    const T lag = Scheme<N, T>::observation_lag(w, p);
-    T delta = select(crossing, -newton_change(x0, v0) - lag, T(0.0));
-    // The root is at most ~h (n h ~ 0.3 rad for steps of P/20) from the stored state: after the
-    // start and two two-body iterations the two-body error is ~1e-6 of a period, below the
-    // perturbations.
-    SWARMFIT_ROLLED
-    for (int iteration = 0; iteration < 2; ++iteration) {
-      T x[3] = {x0[0], x0[1], x0[2]}, v[3] = {v0[0], v0[1], v0[2]};
-      kepler_drift(x, v, mu, delta + lag);
-      delta = select(crossing, delta - newton_change(x, v), delta);
-      delta = lane_min(lane_max(delta, -2.0 * h), h);
-    }
-    // Only a conjunction whose epoch is observed needs its time to better than the two-body
-    // estimate (numbering goes by counting; the first one of each body is refined as well, since
-    // it fixes the numbering): Kepler-9 has 155 conjunctions in its span, 107 of them observed.
+    // Only a conjunction whose epoch is observed needs its time (numbering goes by counting; the
+    // first one of each body is refined as well, since its time fixes the numbering): Kepler-9
+    // has 155 conjunctions in its span, 107 of them observed. The others only count.
     Mask needed = crossing;
     for (int l = 0; l < L::width; ++l) {
       if (!L::mask_lane(crossing, l)) continue;
@@ -271,11 +294,27 @@ struct ObserverRecord {
       while (row < tab.transit_end[i] && tab.transit_epoch[row] < epoch) ++row;
       if (!(row < tab.transit_end[i] && tab.transit_epoch[row] == epoch)) L::set_mask_lane(needed, l, false);
     }
+    const T lag = Scheme<N, T>::observation_lag(w, p);
+    T delta = select(needed, -newton_change(x0, v0) - lag, T(0.0));
+    // The root is at most ~h (n h ~ 0.3 rad for steps of P/20) from the stored state: after the
+    // start and two two-body iterations the two-body error is ~1e-6 of a period, below the
+    // perturbations.
+    if (any(needed)) {
+      SWARMFIT_ROLLED
+      for (int iteration = 0; iteration < 2; ++iteration) {
+        T x[3] = {x0[0], x0[1], x0[2]}, v[3] = {v0[0], v0[1], v0[2]};
+        kepler_drift(x, v, mu, delta + lag);
+        delta = select(needed, delta - newton_change(x, v), delta);
+        delta = lane_min(lane_max(delta, -2.0 * h), h);
+      }
+    }
     Mask converged = mask_not(needed);
     T sky2 = 0.0;
+    T acc[N][3];
+    const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(b, p, acc);
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
       Bodies<N, T> now;
-      state_at_offset<Scheme, N, T>(b, w, p, delta, now);
+      state_for_transit<Scheme, N, T>(b, w, p, dense, acc, delta, now);
       // Body i picked with compile-time indices: a runtime index would put `now`, and the whole
       // sub-step, in GPU local memory.
       T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
@@ -366,8 +405,11 @@ struct ObserverRecord {
 };
 
 // The policy integrate_lanes() calls after every step: the hot part of the likelihood observers,
-// a few values per lane that stay in registers (the next RV time, the sky-plane r.v of each planet
-// at the last step, the status), and a reference to the record that the cold functions update.
+// a few values per lane that stay in registers (the next RV time, whether each planet's sky-plane
+// r.v was negative at the last step: a predicate, not a double), and a reference to the record
+// that the cold functions update. The observers' status changes only in the cold call, and goes
+// to the driver's loop code there. Every register the hot loop holds counts: with more live state
+// nvcc recomputed loop-invariant reciprocals of the masses at every step.
 template <int N, class T>
 struct LikelihoodObserver {
   static constexpr bool kActive = true;
@@ -376,14 +418,12 @@ struct LikelihoodObserver {
 
   Record& rec;
   T rv_next_time;
-  T g_prev[N];
-  T status;
+  Mask g_was_negative[N];
   bool detect[N];  // a copy in registers: the tables are in memory
 
   SWARMFIT_HD explicit LikelihoodObserver(Record& record) : rec(record), rv_next_time(record.rv_next_time) {
-    status = 0.0;
     for (int i = 0; i < N; ++i) {
-      g_prev[i] = 0.0;
+      g_was_negative[i] = Mask(false);
       detect[i] = i > 0 && i < kMaxObservedBodies && record.tab.detect[i];
     }
   }
@@ -392,7 +432,7 @@ struct LikelihoodObserver {
   SWARMFIT_HD void start(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p) {
     T rp[N][3], rv[N][3];
     Scheme<N, T>::star_relative(b, w, p, rp, rv);
-    for (int i = 0; i < N; ++i) g_prev[i] = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
+    for (int i = 0; i < N; ++i) g_was_negative[i] = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1] < 0.0;
   }
 
   // After a step of length h that moved the lanes in `advanced` to loop.clock.time; rp, rv: the
@@ -414,8 +454,8 @@ struct LikelihoodObserver {
       crossing_now[i] = Mask(false);
       if (!detect[i]) continue;
       const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
-      crossing_now[i] = mask_and(mask_and(advanced, g_prev[i] < 0.0), mask_and(g >= 0.0, rp[i][2] > 0.0));
-      g_prev[i] = select(advanced, g, g_prev[i]);
+      crossing_now[i] = mask_and(mask_and(advanced, g_was_negative[i]), mask_and(g >= 0.0, rp[i][2] > 0.0));
+      g_was_negative[i] = select(advanced, g < 0.0, g_was_negative[i]);
       any_event = any_event || any(crossing_now[i]);
     }
     if (any_event) {
@@ -423,7 +463,7 @@ struct LikelihoodObserver {
         Bodies<N, T> b;
         typename Scheme<N, T>::Work w;
         Loop loop;
-        T g_prev[N];
+        Mask g_was_negative[N];
         Mask crossing[N];
       } parked;
       parked.b = b;
@@ -431,7 +471,7 @@ struct LikelihoodObserver {
       parked.loop = loop;
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 0; i < N; ++i) {
-        parked.g_prev[i] = g_prev[i];
+        parked.g_was_negative[i] = g_was_negative[i];
         parked.crossing[i] = crossing_now[i];
       }
       rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.crossing, &parked);
@@ -445,16 +485,16 @@ struct LikelihoodObserver {
           b.pos[i][d] = parked.b.pos[i][d];
           b.vel[i][d] = parked.b.vel[i][d];
         }
-        g_prev[i] = parked.g_prev[i];
+        g_was_negative[i] = parked.g_was_negative[i];
       }
       w = parked.w;
       loop.clock = parked.loop.clock;
       loop.h_next = parked.loop.h_next;
       loop.step_limit = parked.loop.step_limit;
-      loop.code = parked.loop.code;
       loop.active = parked.loop.active;
       rv_next_time = rec.rv_next_time;
-      status = rec.status;
+      // A system whose observations failed (missed transit) need not go on.
+      loop.code = select(parked.loop.code == 0.0, rec.status, parked.loop.code);
     }
   }
 
