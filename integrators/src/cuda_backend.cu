@@ -43,6 +43,30 @@ V* upload(const V* host, std::size_t count, std::vector<void*>& owned) {
   return device;
 }
 
+// The parameter-independent rows of the tables (RVs, transits) in d, each through up(host, count).
+template <class Upload>
+void upload_rows(const ObservationTables& h, ObservationTables& d, Upload&& up) {
+  d.rv_time = up(h.rv_time, h.num_rv);
+  d.rv_value = up(h.rv_value, h.num_rv);
+  d.rv_error = up(h.rv_error, h.num_rv);
+  d.rv_instrument = up(h.rv_instrument, h.num_rv);
+  d.transit_time = up(h.transit_time, h.num_transits);
+  d.transit_error = up(h.transit_error, h.num_transits);
+  d.transit_epoch = up(h.transit_epoch, h.num_transits);
+}
+constexpr int kTableRows = 7;
+
+// The integration kernel of the request's scheme (request.cuda_stream).
+void launch_scheme(const EnsembleView& view, const RunRequest& request, const ObservationTables* tables) {
+  switch (request.integrator->scheme) {
+    case SchemeId::kHermite: launch_hermite(view, request, tables); break;
+    case SchemeId::kHermiteAdaptive: launch_hermite_adaptive(view, request, tables); break;
+    case SchemeId::kMvs: launch_mvs(view, request, tables); break;
+    case SchemeId::kRkck: launch_rkck(view, request, tables); break;
+    case SchemeId::kLeapfrog: launch_leapfrog(view, request, tables); break;
+  }
+}
+
 DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables* host_tables) {
   if (!cuda_available()) throw std::runtime_error("backend=cuda: no CUDA device is available");
   if (host_tables && ensemble.num_bodies() > kMaxObservedBodies)
@@ -78,13 +102,7 @@ DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const Obser
   if (host_tables) {
     const ObservationTables& h = *host_tables;
     device_tables = h;
-    device_tables.rv_time = upload(h.rv_time, h.num_rv, owned);
-    device_tables.rv_value = upload(h.rv_value, h.num_rv, owned);
-    device_tables.rv_error = upload(h.rv_error, h.num_rv, owned);
-    device_tables.rv_instrument = upload(h.rv_instrument, h.num_rv, owned);
-    device_tables.transit_time = upload(h.transit_time, h.num_transits, owned);
-    device_tables.transit_error = upload(h.transit_error, h.num_transits, owned);
-    device_tables.transit_epoch = upload(h.transit_epoch, h.num_transits, owned);
+    upload_rows(h, device_tables, [&](const auto* host, std::size_t count) { return upload(host, count, owned); });
     const std::size_t per_instrument = static_cast<std::size_t>(ensemble.num_systems()) * h.num_instruments;
     device_tables.offsets = upload(h.offsets, per_instrument, owned);
     device_tables.jitters = upload(h.jitters, per_instrument, owned);
@@ -95,13 +113,7 @@ DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const Obser
     tables = &device_tables;
   }
   SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_start));
-  switch (request.integrator->scheme) {
-    case SchemeId::kHermite: launch_hermite(view, effective, tables); break;
-    case SchemeId::kHermiteAdaptive: launch_hermite_adaptive(view, effective, tables); break;
-    case SchemeId::kMvs: launch_mvs(view, effective, tables); break;
-    case SchemeId::kRkck: launch_rkck(view, effective, tables); break;
-    case SchemeId::kLeapfrog: launch_leapfrog(view, effective, tables); break;
-  }
+  launch_scheme(view, effective, tables);
   SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_stop));
   if (host_tables) {
     const ObservationTables& h = *host_tables;
@@ -171,7 +183,7 @@ const V* upload_into(DeviceBuffer& buffer, const V* host, std::size_t count) {
 struct CudaObservedPipeline::Impl {
   std::mutex mutex;
   DeviceBuffer params, bodies, clocks, lnl, offsets, jitters;
-  DeviceBuffer rv_time, rv_value, rv_error, rv_instrument, transit_time, transit_error, transit_epoch;
+  DeviceBuffer rows[kTableRows];                 // upload_rows, in its order
   GrowBuffer clocks_back{true}, lnl_back{true};  // pinned: asynchronous copies back
   std::vector<cudaStream_t> streams;
   std::vector<cudaEvent_t> setup_start, kernel_start, kernel_stop;
@@ -243,13 +255,8 @@ DeviceTiming CudaObservedPipeline::run(long num_systems, int num_bodies, int num
   double* clocks_back = m.clocks_back.get<double>(chunks * clock_per_chunk);
   double* lnl_back = m.lnl_back.get<double>(chunks * kChunk);
   ObservationTables d = h;
-  d.rv_time = upload_into(m.rv_time, h.rv_time, h.num_rv);
-  d.rv_value = upload_into(m.rv_value, h.rv_value, h.num_rv);
-  d.rv_error = upload_into(m.rv_error, h.rv_error, h.num_rv);
-  d.rv_instrument = upload_into(m.rv_instrument, h.rv_instrument, h.num_rv);
-  d.transit_time = upload_into(m.transit_time, h.transit_time, h.num_transits);
-  d.transit_error = upload_into(m.transit_error, h.transit_error, h.num_transits);
-  d.transit_epoch = upload_into(m.transit_epoch, h.transit_epoch, h.num_transits);
+  int row = 0;
+  upload_rows(h, d, [&](const auto* host, std::size_t count) { return upload_into(m.rows[row++], host, count); });
 
   RunRequest effective = request;
   effective.step.adaptive = request.integrator->adaptive;
@@ -278,13 +285,7 @@ DeviceTiming CudaObservedPipeline::run(long num_systems, int num_bodies, int num
     t.log_likelihood = lnl + first;
     RunRequest r = effective;
     r.cuda_stream = stream;
-    switch (request.integrator->scheme) {
-      case SchemeId::kHermite: launch_hermite(view, r, &t); break;
-      case SchemeId::kHermiteAdaptive: launch_hermite_adaptive(view, r, &t); break;
-      case SchemeId::kMvs: launch_mvs(view, r, &t); break;
-      case SchemeId::kRkck: launch_rkck(view, r, &t); break;
-      case SchemeId::kLeapfrog: launch_leapfrog(view, r, &t); break;
-    }
+    launch_scheme(view, r, &t);
     SWARMFIT_CUDA_CHECK(cudaEventRecord(m.kernel_stop[k], stream));
     SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(clocks_back + chunk0 * clock_per_chunk, c,
                                         slice_chunks * clock_per_chunk * sizeof(double), cudaMemcpyDeviceToHost,

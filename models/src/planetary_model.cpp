@@ -53,10 +53,6 @@ double semi_amplitude(double m, double interior, double period, double e, double
   return k_au_per_day / kMetresPerSecond;
 }
 
-double mass_from_semi_amplitude(double K, double interior, double period, double e, double inc) {
-  return mass_for_semi_amplitude(K, interior, period, e, inc);
-}
-
 ModelShape PlanetaryModel::shape() const {
   ModelShape m;
   m.num_planets = num_planets();

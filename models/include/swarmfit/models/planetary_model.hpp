@@ -75,7 +75,6 @@ class PlanetaryModel {
 // Semi-amplitude (m/s) of the star's RV for a planet of mass m (Msun) on period P (days)
 // around an interior mass M (Msun) with eccentricity e and inclination inc (radians).
 double semi_amplitude(double planet_mass, double interior_mass, double period, double e, double inc);
-// Its inverse for the planet mass (fixed-point iteration, converged to round-off).
-double mass_from_semi_amplitude(double K, double interior_mass, double period, double e, double inc);
+// Its inverse for the planet mass: mass_from_semi_amplitude (system_setup.hpp).
 
 }  // namespace swarmfit

@@ -57,7 +57,7 @@ struct SetupCheck {
 // The planet mass with RV semi-amplitude K (m/s) on period P (days) around an interior mass M
 // (Msun), eccentricity e, inclination inc (radians): K = (2 pi G / P)^(1/3) m sin i /
 // ((M + m)^(2/3) sqrt(1 - e^2)) solved for m by fixed-point iteration, converged to round-off.
-SWARMFIT_HD double mass_for_semi_amplitude(double K, double interior, double period, double e, double inc) {
+SWARMFIT_HD double mass_from_semi_amplitude(double K, double interior, double period, double e, double inc) {
   const double scale =
       K * units::kMetresPerSecond * sqrt(1 - e * e) / (cbrt(2.0 * units::kPi * units::kG / period) * sin(inc));
   double m = scale * pow(interior, 2.0 / 3.0);
@@ -99,7 +99,7 @@ SWARMFIT_HD SetupCheck planet_states_of(const ModelShape& shape, const double* p
     if (shape.mass_from_semi_amplitude) {
       if (!(amount > 0)) return fail(kSetupSemiAmplitude, p);
       if (!(fabs(sin(inc)) > 1e-12)) return fail(kSetupSinInc, p);
-      s.mass = mass_for_semi_amplitude(amount, central, period, s.e, inc);
+      s.mass = mass_from_semi_amplitude(amount, central, period, s.e, inc);
     } else {
       if (!(amount > 0)) return fail(kSetupMass, p);
       s.mass = amount * units::kEarthMass;
