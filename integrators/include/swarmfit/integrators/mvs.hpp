@@ -137,6 +137,19 @@ struct Mvs {
     }
   }
 
+  SWARMFIT_HD static void jacobi_to_inertial_in_place(Bodies<N, T>& b) {
+    T x[N][3], v[N][3];
+    jacobi_to_inertial(b, x, v);
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        b.pos[i][d] = x[i][d];
+        b.vel[i][d] = v[i][d];
+      }
+    }
+  }
+
   // ---- the three operators
   SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
     T mu[N];
@@ -344,16 +357,7 @@ struct Mvs {
       democratic_to_inertial(b);
     } else {
       if (p.mvs_corrector > 0) corrector(b, p, -1.0);
-      T x[N][3], v[N][3];
-      jacobi_to_inertial(b, x, v);
-      SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 0; i < N; ++i) {
-        SWARMFIT_UNROLL
-        for (int d = 0; d < 3; ++d) {
-          b.pos[i][d] = x[i][d];
-          b.vel[i][d] = v[i][d];
-        }
-      }
+      jacobi_to_inertial_in_place(b);
     }
   }
 
@@ -424,17 +428,8 @@ struct Mvs {
         jac.vel[i][d] = jac.vel[i][d] + u * acc[i][d];
       }
     }
-    T x[N][3], v[N][3];
-    jacobi_to_inertial(jac, x, v);
+    jacobi_to_inertial_in_place(jac);
     out = jac;
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
-      SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) {
-        out.pos[i][d] = x[i][d];
-        out.vel[i][d] = v[i][d];
-      }
-    }
   }
 
   // Positions and velocities relative to the star, for the monitors (between steps the outer
