@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,8 +18,11 @@
 
 namespace swarmfit::testing {
 
+// The repository's files; the environment's SWARMFIT_SOURCE_DIR, when set, stands for the
+// build's (test binaries run from a bundle on another machine, with ../shared/data next to it).
 inline std::string source_path(const std::string& relative) {
-  return std::string(SWARMFIT_SOURCE_DIR) + "/" + relative;
+  const char* moved = std::getenv("SWARMFIT_SOURCE_DIR");
+  return std::string(moved && *moved ? moved : SWARMFIT_SOURCE_DIR) + "/" + relative;
 }
 inline bool shared_data_present() { return std::filesystem::exists(source_path("../shared/data/README.md")); }
 

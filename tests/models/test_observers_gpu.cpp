@@ -1,13 +1,18 @@
 // CPU and CUDA backends give the same statuses and the same log-likelihoods to round-off on the
 // same parameter sets: the observers are one source for both. Skipped without a CUDA device.
-// Round-off: the GPU's 1/r is rsqrt (1 ulp) and nvcc and g++ contract FMAs differently, so the
-// states drift apart by ~1e-13 over ~1e4 steps and transit times by ~1e-11 d. With the
-// synthetic errors of 3e-4 d and residuals of up to ~10 sigma over ~100 transits that moves ln L
-// by up to ~1e-4 (measured on an H100: median relative difference 3e-9, largest absolute 3.5e-5;
-// bench/RESULTS.md). A real difference (a missed or shifted transit, a wrong RV) moves it by
-// orders of magnitude more. The crossing orbits (every 37th system) are there for the statuses:
-// those that are not stopped pass close to each other, which amplifies the round-off
-// differences exponentially, so their ln L (~ -1e9) agree to 1e-6 relative, not 1e-9.
+// Round-off: the GPU's 1/r is rsqrt (1 ulp), its set-up's sin, cos, atan2 and cbrt differ from the
+// host's by an ulp or two, and nvcc and g++ contract FMAs differently, so the two backends start
+// and step with last-bit differences. How far such differences move ln L is a property of the
+// problem, not of the code: the tests measure it on the CPU alone, by moving every planet's period
+// and mass by one ulp (`one_ulp`), and require the CPU-GPU differences to be no larger than that
+// (median, 90th percentile and largest). For near-resonant pairs with ~100 transit times the
+// CPU's own one-ulp spread reaches ~1e-9 relative in the median and ~1e-8 to 1e-4 in the tail,
+// largest where ln L passes near 0 (bench/RESULTS.md, "CPU and GPU likelihoods: the problem's
+// own conditioning"): a relative agreement of 1e-9 for every system would need bitwise-identical
+// arithmetic. A real difference (a missed or shifted transit, a wrong RV) moves ln L by orders of
+// magnitude more, which the per-system bound catches. The crossing orbits (every 37th system of
+// the synthetic population) are there for the statuses: those that are not stopped pass close
+// to each other, which amplifies round-off exponentially (ln L ~ -1e9).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +20,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "model_config.hpp"
 #include "model_test_support.hpp"
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/registry.hpp"
@@ -55,6 +61,70 @@ Population population(long n) {
   return pop;
 }
 
+// Every planet's period and mass moved by one ulp: what the problem itself does with last-bit
+// differences of its inputs.
+std::vector<double> one_ulp(const PlanetaryModel& model, std::vector<double> params) {
+  const long n = static_cast<long>(params.size()) / model.num_parameters();
+  for (long k = 0; k < n; ++k) {
+    double* p = params.data() + k * model.num_parameters();
+    for (int planet = 0; planet < model.num_planets(); ++planet) {
+      for (int quantity : {0, 1}) {
+        double& x = p[model.planet_parameter(planet, quantity)];
+        x = std::nextafter(x, 2.0 * x);
+      }
+    }
+  }
+  return params;
+}
+
+struct Spread {
+  double median = 0.0, p90 = 0.0, largest = 0.0;
+};
+Spread spread(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.median = v[v.size() / 2];
+  s.p90 = v[v.size() * 9 / 10];
+  s.largest = v.back();
+  return s;
+}
+std::ostream& operator<<(std::ostream& out, const Spread& s) {
+  return out << "median " << s.median << ", p90 " << s.p90 << ", largest " << s.largest;
+}
+
+// The GPU's ln L against the CPU's: statuses equal; per system within 1e-9 |ln L| + `absolute`
+// (1e-6 |ln L| for the systems `compared` leaves out); and over the compared systems the relative differences
+// no larger than the CPU's own one-ulp spread (cpu_ulp) in the median, the 90th percentile and
+// the largest (with a factor for the sampling noise of the two distributions).
+void expect_agreement(const std::vector<double>& cpu, const std::vector<int>& cpu_status,
+                      const std::vector<double>& cpu_ulp, const std::vector<double>& gpu,
+                      const std::vector<int>& gpu_status, const std::vector<bool>& compared, double absolute,
+                      const char* label) {
+  const long n = static_cast<long>(cpu.size());
+  std::vector<double> backends, conditioning;
+  long finite = 0;
+  for (long k = 0; k < n; ++k) {
+    ASSERT_EQ(cpu_status[k], gpu_status[k]) << "system " << k;
+    if (!std::isfinite(cpu[k])) {
+      EXPECT_EQ(gpu[k], cpu[k]) << "system " << k;
+      continue;
+    }
+    ++finite;
+    EXPECT_NEAR(gpu[k], cpu[k], (compared[k] ? 1e-9 : 1e-6) * std::fabs(cpu[k]) + absolute) << "system " << k;
+    if (!compared[k] || !std::isfinite(cpu_ulp[k])) continue;
+    backends.push_back(std::fabs(gpu[k] - cpu[k]) / std::fabs(cpu[k]));
+    conditioning.push_back(std::fabs(cpu_ulp[k] - cpu[k]) / std::fabs(cpu[k]));
+  }
+  EXPECT_GT(finite, n / 2);
+  const Spread b = spread(backends), c = spread(conditioning);
+  std::cout << label << ": relative ln L differences over " << backends.size() << " systems: CPU-GPU " << b
+            << "; CPU one ulp " << c << "\n";
+  EXPECT_LE(b.median, 4.0 * c.median + 1e-15) << label;
+  EXPECT_LE(b.p90, 4.0 * c.p90 + 1e-15) << label;
+  EXPECT_LE(b.largest, 10.0 * c.largest + 1e-15) << label;
+}
+
 TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const long n = 1000;
@@ -77,32 +147,72 @@ TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
     s.marginalize_offsets = v.marginalize;
     s.student_nu = v.nu;
     if (std::string(v.integrator) != "mvs") s.time_step = 0.05;
-    std::vector<double> cpu(n), gpu(n);
-    std::vector<int> cpu_status(n), gpu_status(n);
+    std::vector<double> cpu(n), gpu(n), cpu_ulp(n);
+    std::vector<int> cpu_status(n), gpu_status(n), ulp_status(n);
     s.backend = "cpu";
     LikelihoodProblem(data, model, s, truth).evaluate(params.data(), n, cpu.data(), cpu_status.data());
+    const std::vector<double> moved = one_ulp(model, params);
+    LikelihoodProblem(data, model, s, truth).evaluate(moved.data(), n, cpu_ulp.data(), ulp_status.data());
     s.backend = "cuda";
     LikelihoodProblem(data, model, s, truth).evaluate(params.data(), n, gpu.data(), gpu_status.data());
-    int finite = 0;
-    std::vector<double> relative;
-    for (long k = 0; k < n; ++k) {
-      ASSERT_EQ(cpu_status[k], gpu_status[k]) << "system " << k;
-      if (std::isfinite(cpu[k])) {
-        ++finite;
-        const double relative_tolerance = k % 37 == 36 ? 1e-6 : 1e-9;
-        EXPECT_NEAR(gpu[k], cpu[k], relative_tolerance * std::fabs(cpu[k]) + 1e-4) << "system " << k;
-        relative.push_back(std::fabs(gpu[k] - cpu[k]) / std::fabs(cpu[k]));
-      } else {
-        EXPECT_EQ(gpu[k], cpu[k]);
-      }
+    std::vector<bool> sane(n);
+    for (long k = 0; k < n; ++k) sane[k] = k % 37 != 36;
+    // Absolute gate 1e-4: ~1e-11 d of transit time at residuals of ~10 sigma (3e-4 d errors) on
+    // ~100 transits; a missed or shifted transit moves ln L by >= 1.
+    expect_agreement(cpu, cpu_status, cpu_ulp, gpu, gpu_status, sane, 1e-4, v.integrator);
+  }
+}
+
+// The real Kepler-9 data (../shared/data, 30 RVs and 107 transit times) near the posterior mode,
+// 2000 parameter sets spread over about the posterior's width, the default step: the population a
+// sampler evaluates.
+TEST(ObserversGpu, CpuAndCudaAgreeOnKepler9NearItsPosterior) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
+  if (!testing::shared_data_present()) GTEST_SKIP() << "../shared/data is absent: the Kepler-9 data are needed";
+  const app::ModelConfig c = app::load_model_config(testing::source_path("examples/kepler9.cfg"), {});
+  const PlanetaryModel& model = *c.model;
+  std::vector<double> mode = c.values;
+  // Posterior medians of a short `swarmfit fit --config examples/kepler9.cfg optimize=1500` run.
+  const std::pair<const char*, double> near_mode[] = {
+      {"period_b", 19.22756793},    {"mass_b", 42.76870397},         {"secosw_b", 0.2548884166},
+      {"sesinw_b", -0.01102312054}, {"tc_b", 2454977.248},           {"period_c", 39.03975255},
+      {"mass_c", 29.45620524},      {"secosw_c", -0.2551476995},     {"sesinw_c", 0.05121381021},
+      {"tc_c", 2454969.307},        {"offset_HARPS-N", 2334.862512}, {"jitter_HARPS-N", 0.84}};
+  for (const auto& [name, value] : near_mode) {
+    ASSERT_GE(model.index(name), 0) << name;
+    mode[model.index(name)] = value;
+  }
+  const long n = 2000;
+  std::vector<double> params;
+  for (long k = 0; k < n; ++k) {
+    std::vector<double> p = mode;
+    const double u = std::sin(12.9898 * (k + 1)) * 0.5, w = std::cos(78.233 * (k + 1)) * 0.5;
+    for (int planet = 0; planet < model.num_planets(); ++planet) {
+      p[model.planet_parameter(planet, 1)] *= 1.0 + 0.04 * u;  // ~1 sigma in mass
+      p[model.planet_parameter(planet, 0)] *= 1.0 + 1e-5 * w;  // ~1 sigma in period
+      p[model.planet_parameter(planet, 4)] += 2e-3 * u * w;
     }
-    EXPECT_GT(finite, n / 2);
-    std::sort(relative.begin(), relative.end());
-    if (!relative.empty()) {
-      EXPECT_LT(relative[relative.size() / 2], 1e-8) << "median relative difference";
-      std::cout << v.integrator << ": median relative difference " << relative[relative.size() / 2] << ", largest "
-                << relative.back() << "\n";
-    }
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  const std::vector<double> moved = one_ulp(model, params);
+  for (const char* integrator : {"mvs", "hermite"}) {
+    SCOPED_TRACE(integrator);
+    LikelihoodSettings s = c.likelihood;
+    s.integrator = integrator;
+    if (std::string(integrator) != "mvs") s.time_step = 0.1;
+    std::vector<double> cpu(n), gpu(n), cpu_ulp(n);
+    std::vector<int> cpu_status(n), gpu_status(n), ulp_status(n);
+    s.backend = "cpu";
+    LikelihoodProblem(c.data, model, s, mode).evaluate(params.data(), n, cpu.data(), cpu_status.data());
+    LikelihoodProblem(c.data, model, s, mode).evaluate(moved.data(), n, cpu_ulp.data(), ulp_status.data());
+    s.backend = "cuda";
+    LikelihoodProblem(c.data, model, s, mode).evaluate(params.data(), n, gpu.data(), gpu_status.data());
+    long ok = 0;
+    for (long k = 0; k < n; ++k) ok += cpu_status[k] == kStatusOk;
+    EXPECT_EQ(ok, n);  // all sane
+    // Absolute gate 1e-3: the CPU's own one-ulp spread reaches 4e-4 (mvs) and 8e-4 (hermite) on
+    // the systems far out in the tails (|ln L| ~ 1e5); a transit time off by 1 s moves ln L by ~0.1.
+    expect_agreement(cpu, cpu_status, cpu_ulp, gpu, gpu_status, std::vector<bool>(n, true), 1e-3, integrator);
   }
 }
 

@@ -27,7 +27,7 @@ struct Mvs {
   enum Operator { kKepler = 0, kJump = 1, kKick = 2 };
   struct Work {
     T pending;       // time of the outer operator still owed by the previous step
-    T kick_star_vz;  // change of the star's barycentric v_z in the last step's kick (Kepler outermost)
+    T kepler_mu[N];  // the Kepler operator's G m per planet ([0] unused): set once in begin()
   };
 
   // ---- coordinate changes (in place on b.pos / b.vel; slot 0 holds the centre of mass)
@@ -151,8 +151,11 @@ struct Mvs {
   }
 
   // ---- the three operators
-  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
-    T mu[N];
+  // The gravitational parameter of each planet's Kepler motion: G m0 (democratic heliocentric)
+  // or G m0 M_i / M_{i-1} (Jacobi; M_i = m0 + ... + m_i). Computed once per integration and kept
+  // in Work: recomputed in every step's drift it cost the likelihood kernel two divisions per
+  // step, which nvcc did not hoist out of the loop under that kernel's register pressure.
+  SWARMFIT_HD static void kepler_mu(const Bodies<N, T>& b, const StepParams& p, T (&mu)[N]) {
     mu[0] = 0.0;
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       SWARMFIT_UNROLL_BODIES(N)
@@ -166,6 +169,13 @@ struct Mvs {
         m = mnew;
       }
     }
+  }
+  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
+    T mu[N];
+    kepler_mu(b, p, mu);
+    return kepler(b, mu, tau);
+  }
+  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const T (&mu)[N], T tau) {
     const Mask ok = kepler_drift_bodies<N>(b.pos, b.vel, mu, tau);
     SWARMFIT_UNROLL
     for (int d = 0; d < 3; ++d) b.pos[0][d] = b.pos[0][d] + tau * b.vel[0][d];  // centre of mass
@@ -186,14 +196,10 @@ struct Mvs {
     }
   }
   // The acceleration the kick applies (the interaction part of H), per planet in the
-  // coordinates of the scheme; star_az, when given, receives the star's barycentric a_z that goes
-  // with it (for dense_star_vz).
-  SWARMFIT_HD static void perturbation(const Bodies<N, T>& b, const StepParams& p, T (&acc)[N][3],
-                                       T* star_az = nullptr) {
+  // coordinates of the scheme.
+  SWARMFIT_HD static void perturbation(const Bodies<N, T>& b, const StepParams& p, T (&acc)[N][3]) {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       accelerations<N, 1>(b.pos, b.mass, p.G, acc);  // differences of Q are inertial differences
-      // v_star = V_cm - sum m_i V_i / m0, and sum m_i acc_i = 0 for mutual forces.
-      if (star_az) *star_az = 0.0;
     } else {
       T x[N][3], v[N][3], a[N][3];
       jacobi_to_inertial(b, x, v);
@@ -202,10 +208,6 @@ struct Mvs {
       // the Kepler term that H_Kepler already accounts for.
       T m = b.mass[0];
       T ca[3] = {b.mass[0] * a[0][0], b.mass[0] * a[0][1], b.mass[0] * a[0][2]};
-      // v_star = V_cm - sum f_i v'_i (f_i = m_i / M_i), and sum f_i (a_i - A_{i-1}) = -a_0 when
-      // sum m_k a_k = 0, so the kick moves the star by tau (a_0 - sum f_i kepler_term_i x'_i), with
-      // f_i kepler_term_i = G m0 m_i / M_{i-1} r_i^-3: no division.
-      T az = a[0][2];
       SWARMFIT_UNROLL_BODIES(N)
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
@@ -213,7 +215,6 @@ struct Mvs {
         const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
         const T rinv = lane_rsqrt(r2);
         const T kepler_term = T(p.G * b.mass[0]) * mnew * inv_m * rinv * rinv * rinv;
-        if (star_az) az = az - T(p.G * b.mass[0]) * b.mass[i] * inv_m * rinv * rinv * rinv * b.pos[i][2];
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
           acc[i][d] = a[i][d] - ca[d] * inv_m + kepler_term * b.pos[i][d];
@@ -224,15 +225,35 @@ struct Mvs {
       acc[0][0] = 0.0;
       acc[0][1] = 0.0;
       acc[0][2] = 0.0;
-      if (star_az) *star_az = az;
     }
   }
-  // star_dvz, when given, receives the change of the star's barycentric v_z (for dense_star_vz).
-  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau, T* star_dvz = nullptr) {
+  // The star's barycentric a_z that goes with the kick of perturbation() (for dense_star_vz): the
+  // star's velocity is V_cm - sum m_i V_i / m0 in democratic heliocentric coordinates, where the
+  // mutual forces cancel in the sum (0); in Jacobi coordinates it is V_cm - sum f_i v'_i
+  // (f_i = m_i / M_i), and sum f_i (a_i - A_{i-1}) = -a_0 when sum m_k a_k = 0, so the kick moves
+  // the star by tau (a_0 - sum_i G m0 m_i / M_{i-1} x'_i / r'_i^3). The i = 1 term is the star's
+  // attraction by planet 1 itself (x'_1 = x_1 - x_0, M_0 = m0), which cancels a_0's: what is left
+  // is sum_{j >= 2} G m_j [(x_j - x_0) / |x_j - x_0|^3 - (m0 / M_{j-1}) x'_j / r'_j^3].
+  SWARMFIT_HD_COLD static T kick_star_az(const Bodies<N, T>& b, const StepParams& p) {
+    if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) return T(0.0);
+    T rp[N][3], rv[N][3];
+    star_relative(b, Work{}, p, rp, rv);
+    T az = 0.0;
+    T m = b.mass[0] + b.mass[1];
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int j = 2; j < N; ++j) {
+      const T d2 = rp[j][0] * rp[j][0] + rp[j][1] * rp[j][1] + rp[j][2] * rp[j][2];
+      const T r2 = b.pos[j][0] * b.pos[j][0] + b.pos[j][1] * b.pos[j][1] + b.pos[j][2] * b.pos[j][2];
+      const T dinv = lane_rsqrt(d2), rinv = lane_rsqrt(r2);
+      const T gm = T(p.G) * b.mass[j];
+      az = az + gm * (dinv * dinv * dinv * rp[j][2] - b.mass[0] * (1.0 / m) * rinv * rinv * rinv * b.pos[j][2]);
+      m = m + b.mass[j];
+    }
+    return az;
+  }
+  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau) {
     T acc[N][3];
-    T star_az = 0.0;
-    perturbation(b, p, acc, star_dvz ? &star_az : nullptr);
-    if (star_dvz) *star_dvz = tau * star_az;
+    perturbation(b, p, acc);
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
       SWARMFIT_UNROLL
@@ -304,7 +325,7 @@ struct Mvs {
       if (p.mvs_corrector > 0) corrector(b, p, 1.0);
     }
     w.pending = 0.0;
-    w.kick_star_vz = 0.0;
+    kepler_mu(b, p, w.kepler_mu);
     h_next = p.time_step;
   }
 
@@ -329,11 +350,11 @@ struct Mvs {
         kepler_time = h;
         break;
     }
-    const Mask ok = kepler(b, p, kepler_time);
+    const Mask ok = kepler(b, w.kepler_mu, kepler_time);
     switch (p.mvs_splitting) {
       case MvsSplitting::kKeplerJumpKick:
         linear_operator(kJump, b, p, half);
-        kick(b, p, h, &w.kick_star_vz);
+        kick(b, p, h);
         linear_operator(kJump, b, p, half);
         break;
       case MvsSplitting::kKickJumpKepler: linear_operator(kJump, b, p, half); break;
@@ -348,7 +369,7 @@ struct Mvs {
   SWARMFIT_HD static void end(Bodies<N, T>& b, Work& w, const StepParams& p) {
     // The pending half of the outer operator.
     switch (p.mvs_splitting) {
-      case MvsSplitting::kKeplerJumpKick: kepler(b, p, w.pending); break;
+      case MvsSplitting::kKeplerJumpKick: kepler(b, w.kepler_mu, w.pending); break;
       case MvsSplitting::kKickJumpKepler: kick(b, p, w.pending); break;
       default: linear_operator(kJump, b, p, w.pending); break;
     }
@@ -377,9 +398,12 @@ struct Mvs {
   SWARMFIT_HD static bool dense_observations(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick;
   }
+  // The kick's change of the star's v_z, h a_z (kick_star_az), is taken from the stored positions,
+  // which are the kick's (the jump after it is empty in Jacobi coordinates, and a_z = 0 in
+  // democratic heliocentric ones): computed here, once per observation, instead of in every step.
   SWARMFIT_HD_COLD static T dense_star_vz(const Bodies<N, T>& b, const Work& w, const StepParams& p, T delta) {
     Bodies<N, T> copy = b;
-    kepler(copy, p, w.pending + delta);
+    kepler(copy, w.kepler_mu, w.pending + delta);
     T vz;
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       democratic_to_inertial(copy);
@@ -390,7 +414,7 @@ struct Mvs {
       vz = v[0][2];
     }
     const T fraction = select(w.pending > 0.0, delta * (0.5 / w.pending), T(0.0));
-    return vz + fraction * w.kick_star_vz;
+    return vz + fraction * ((2.0 * w.pending) * kick_star_az(b, p));
   }
 
   // Dense output of the whole state, for the transit times: Jacobi coordinates with the Kepler
@@ -407,7 +431,7 @@ struct Mvs {
   SWARMFIT_HD static bool dense_states(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick && p.mvs_coordinates == MvsCoordinates::kJacobi;
   }
-  SWARMFIT_HD_COLD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& p,
+  SWARMFIT_HD_COLD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& /*p*/,
                                            const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
     const T h = 2.0 * w.pending;
     const Mask before = delta < -w.pending;  // the segment before this step's kick
@@ -418,7 +442,7 @@ struct Mvs {
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) jac.vel[i][d] = select(before, b.vel[i][d] - h * acc[i][d], b.vel[i][d]);
     }
-    kepler(jac, p, w.pending + delta);
+    kepler(jac, w.kepler_mu, w.pending + delta);
     const T half_u2 = 0.5 * u * u;
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
