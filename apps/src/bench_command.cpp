@@ -284,11 +284,13 @@ int bench_command(int argc, char** argv) {
       "multiply the number of systems by this (CPU runs default to 1/8 of the GPU sizes)")(
       "threads", po::value<int>()->default_value(0), "CPU threads (0: all)")(
       "cuda-layout", po::value<std::string>()->default_value("auto"),
-      "GPU: auto, system (one thread per system) or body (a thread per body; hermite only)")(
+      "GPU: auto, system (one thread per system) or body (a thread per body)")(
       "peak", po::value<double>()->default_value(33.5),
       "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)")(
       "energy-time", po::value<double>()->default_value(0.45e6), "E: length of the Swarm-NG Table 1 energy runs")(
       "energy-systems", po::value<long>()->default_value(256), "E: systems in the energy runs")(
+      "b2-integrator", po::value<std::string>()->default_value("hermite"),
+      "B2: the integrator of the n = 3..16 sweep (any of `swarmfit integrate --help`)")(
       "b7-config", po::value<std::string>()->default_value("examples/kepler9.cfg"),
       "B7: the model and data (only with --only B7)")("b7-systems", po::value<long>()->default_value(100000),
                                                       "B7: perturbed copies in one batch");
@@ -321,6 +323,9 @@ int bench_command(int argc, char** argv) {
     throw InputError("command line: backend must be cpu, cuda or auto");
   }
   const double scale = vm["scale"].as<double>();
+  const std::string b2_integrator = vm["b2-integrator"].as<std::string>();
+  if (!find_integrator(b2_integrator))
+    throw InputError("command line: b2-integrator: unknown integrator '" + b2_integrator + "'");
   const int threads = vm["threads"].as<int>();
   RunSettings settings;
   settings.threads = threads;
@@ -344,7 +349,8 @@ int bench_command(int argc, char** argv) {
     }
     if (want("B2"))
       for (int n : {3, 4, 5, 6, 8, 10, 12, 16})
-        rows.push_back(run("B2", b, "hermite", n, systems(131072), 1e-3, b == "cuda" || n <= 8 ? 1.0 : 0.1, settings));
+        rows.push_back(
+            run("B2", b, b2_integrator, n, systems(131072), 1e-3, b == "cuda" || n <= 8 ? 1.0 : 0.1, settings));
     if (want("B3"))
       for (int k = 0; k <= 10; k += 2)
         rows.push_back(run("B3", b, "hermite", 3,

@@ -64,9 +64,9 @@ po::options_description integrate_keys() {
       "backend", po::value<std::string>()->default_value("cpu"), "cpu (OpenMP + SIMD) or cuda")(
       "threads", po::value<int>()->default_value(0), "cpu backend: OpenMP threads (0: all cores)")(
       "cuda_layout", po::value<std::string>()->default_value("auto"),
-      "cuda backend: system (one thread per system), body (a thread per body: hermite and hermite_adaptive), "
-      "auto (body from 9 bodies on where it applies)")("output", po::value<std::string>(),
-                                                       "HDF5 file for the final states (and snapshots)")(
+      "cuda backend: system (one thread per system), body (a thread per body), "
+      "auto (body from 9 bodies on, 6 for rkck; never for likelihoods)")(
+      "output", po::value<std::string>(), "HDF5 file for the final states (and snapshots)")(
       "output_csv", po::value<std::string>(), "CSV file for the final states")(
       "snapshot_interval", po::value<double>()->default_value(0.0),
       "also store the states every this much time in the HDF5 file (0: off)")(
@@ -254,8 +254,6 @@ int integrate_command(int argc, char** argv) {
     request.cuda_layout = CudaLayout::kThreadPerSystem;
   } else if (layout == "body") {
     request.cuda_layout = CudaLayout::kThreadPerBody;
-    if (!cuda_threads_per_body(request.integrator->scheme, 3, CudaLayout::kThreadPerBody, false))
-      bad_value(o, "cuda_layout", "body (a thread per body) is implemented for hermite and hermite_adaptive only");
   } else {
     bad_value(o, "cuda_layout", "must be auto, system or body");
   }

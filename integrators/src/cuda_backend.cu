@@ -74,9 +74,7 @@ DeviceTiming run_cuda(Ensemble& ensemble, const RunRequest& request, const Obser
   if (request.cuda_layout == CudaLayout::kThreadPerBody &&
       !cuda_threads_per_body(request.integrator->scheme, ensemble.num_bodies(), request.cuda_layout,
                              host_tables != nullptr))
-    throw std::invalid_argument(
-        "cuda_layout=body: a thread per body is implemented for hermite and hermite_adaptive "
-        "without observers");
+    throw std::invalid_argument("cuda_layout=body: observed integrations (likelihoods) run one thread per system");
   ensemble.fill_padding();
   RunRequest effective = request;
   effective.step.adaptive = request.integrator->adaptive;

@@ -1,11 +1,13 @@
-// CUDA kernels with a thread per body (Hermite and HermiteAdaptive, monitors; no observers), for systems whose state
-// does not fit the registers of one thread: one thread per system spills from n = 8 bodies and, with the body loops
-// rolled beyond 8, runs at ~2% of the FP64 peak from n = 10 (bench/RESULTS.md). The bodies of a system are consecutive
-// lanes of one warp (floor(32 / n) systems per warp, as Swarm-NG gives a system several threads, Dindar et al. 2013
-// sec. 3); each thread keeps its body in registers and, before every force evaluation, publishes it in shared memory,
-// from which the others read it. The physics is hermite.hpp's per-body predictor and corrector, gravity.hpp's per-body
-// force loop (partners in the order the pair loop adds them) and driver.hpp's clock and monitor functions, so a system
-// comes out bitwise as from integrate_lanes() (tests/integrators/test_gpu.cpp).
+// CUDA kernels with a thread per body (every scheme, with monitors; no observers), for systems whose state does not
+// fit the registers of one thread: one thread per system spills from n = 8 bodies and, with the body loops rolled
+// beyond 8, falls 4-20x from n = 8 to n = 10 (bench/RESULTS.md, B2 for each scheme). The bodies of a system are
+// consecutive lanes of one warp (floor(32 / n) systems per warp, as Swarm-NG gives a system several threads, Dindar
+// et al. 2013 sec. 3); each thread keeps its body in registers and, before every force evaluation, publishes it in
+// shared memory, from which the others read it. The physics is the schemes' own per-body functions (hermite.hpp's
+// predictor and corrector, rkck.hpp's stage state and update, the Kepler drift of one planet), gravity.hpp's per-body
+// force loops (partners in the order the pair loop adds them) and driver.hpp's clock and monitor functions, and
+// every O(n) sum is formed in the order the per-system code forms it, so a system comes out bitwise as from
+// integrate_lanes() (tests/integrators/test_gpu.cpp).
 #pragma once
 
 #include "cuda_kernels.cuh"
@@ -25,15 +27,15 @@ struct BodyExchange {
   unsigned flags[N];
 };
 
-template <int N>
-__device__ __forceinline__ void publish(BodyExchange<N>& ex, int self, const double (&x)[3], const double (&v)[3]) {
+template <class Exchange>
+__device__ __forceinline__ void publish(Exchange& ex, int self, const double (&x)[3], const double (&v)[3]) {
   ex.state[self][0] = make_double2(x[0], x[1]);
   ex.state[self][1] = make_double2(x[2], v[0]);
   ex.state[self][2] = make_double2(v[1], v[2]);
 }
 
-template <int N>
-__device__ __forceinline__ void partner_state(const BodyExchange<N>& ex, int j, double (&x)[3], double (&v)[3]) {
+template <class Exchange>
+__device__ __forceinline__ void partner_state(const Exchange& ex, int j, double (&x)[3], double (&v)[3]) {
   const double2 a = ex.state[j][0], b = ex.state[j][1], c = ex.state[j][2];
   x[0] = a.x;
   x[1] = a.y;
@@ -52,6 +54,66 @@ struct PairSchedule {
   __device__ static bool has(int self, int k) { return 2 * k < N || self < N / 2; }
   __device__ static int partner(int self, int k) { return self + k < N ? self + k : self + k - N; }
 };
+
+// One body's thread's share of the monitors (driver.hpp's monitor_status, split by body): it
+// publishes its star distance^2, tests its own body and its share of the pairs (PairSchedule), and
+// returns the flags of the whole system. rp, rv: this body's star-relative state (0 for the
+// star); partner_rp(j, rp_j): body j's star-relative position; own_flags: flags the scheme set
+// (kFlagKeplerFailure). Every lane of the warp calls it.
+constexpr unsigned kFlagKeplerFailure = 16u;
+template <int N, class Exchange, class PartnerRp>
+__device__ __forceinline__ unsigned body_monitor_flags(Exchange& ex, int self, bool active, const double (&rp)[3],
+                                                       const double (&rv)[3], unsigned own_flags, const StepParams& p,
+                                                       const MonitorParams& m, PartnerRp&& partner_rp) {
+  double r2 = 0.0;
+  if (self > 0) r2 = rp[0] * rp[0] + rp[1] * rp[1] + rp[2] * rp[2];
+  if (active) ex.r2[self] = r2;
+  __syncwarp();
+  unsigned flags = own_flags;
+  if (active) {
+    const double m0 = ex.mass[0], m_self = ex.mass[self];
+    if (self > 0) {
+      if (!lane_isfinite(r2)) flags |= kFlagNonFinite;
+      if (m.rmax > 0.0 && r2 > m.rmax * m.rmax) flags |= kFlagEjected;
+      if (m.stop_on_unbound && unbound_outgoing(rp, rv, r2, m0, m_self, p.G)) flags |= kFlagEjected;
+    }
+    if (m.close_approach > 0.0 || m.collisions) {
+      const double k2 = m.close_approach * m.close_approach;
+      const double k6 = k2 * k2 * k2;
+      const double nine_m0_squared = 9.0 * m0 * m0;
+      for (int k = 1; k <= PairSchedule<N>::kRounds; ++k) {
+        if (!PairSchedule<N>::has(self, k)) continue;
+        const int j = PairSchedule<N>::partner(self, k);
+        double rpj[3];
+        partner_rp(j, rpj);
+        const double d2 = distance2(rp, rpj);
+        if (m.close_approach > 0.0 && self > 0 && j > 0 &&
+            within_hill(d2, r2, ex.r2[j], m_self, ex.mass[j], nine_m0_squared, k6))
+          flags |= kFlagCloseEncounter;
+        if (m.collisions && touching(d2, ex.radius[self], ex.radius[j])) flags |= kFlagCollision;
+      }
+    }
+    ex.flags[self] = flags;
+  }
+  __syncwarp();
+  unsigned all_flags = 0;
+  if (active) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) all_flags |= ex.flags[k];
+  }
+  return all_flags;
+}
+
+// The driver's status after the monitors (integrate_lanes: monitors, then a failed Kepler solve,
+// then a stalled clock), then settle_status.
+template <int N>
+__device__ __forceinline__ void settle_body_status(LoopState<N, double>& ls, unsigned all_flags, bool stalled,
+                                                   double t_end, const MonitorParams& m) {
+  ls.code = status_from_flags(all_flags);
+  if (all_flags & kFlagKeplerFailure) ls.code = kStatusKeplerFailure;
+  if (stalled) ls.code = kStatusStepUnderflow;
+  settle_status(ls, t_end, m);
+}
 
 // One thread's body: position, velocity, acceleration, jerk and (HermiteAdaptive) the
 // compensation terms of the position and velocity sums.
@@ -97,7 +159,6 @@ __global__ void __launch_bounds__(kCudaBlock)
   __syncwarp();
 #pragma unroll
   for (int j = 0; j < N; ++j) gm[j] = p.G * (member ? ex.mass[j] : 1.0);
-  const double m0 = member ? ex.mass[0] : 1.0, m_self = member ? ex.mass[self] : 1.0;
   ls.active = member && ls.clock.status == 0.0 && ls.clock.time < t_end;
   const bool started = ls.active;
   auto partner = [&](int j, double(&xj)[3], double(&vj)[3]) { partner_state(ex, j, xj, vj); };
@@ -124,10 +185,6 @@ __global__ void __launch_bounds__(kCudaBlock)
     ls.h_next = ls.clock.time_step > 0.0 ? ls.clock.time_step : tau;
   }
   ls.step_limit = ls.clock.steps + m.max_steps;
-  const double rmax2 = m.rmax * m.rmax;
-  const double k2 = m.close_approach * m.close_approach;
-  const double k6 = k2 * k2 * k2;
-  const double nine_m0_squared = 9.0 * m0 * m0;
 
   while (__any_sync(kAll, ls.active)) {
     bool last = false;
@@ -165,53 +222,24 @@ __global__ void __launch_bounds__(kCudaBlock)
     }
     const bool stalled = ls.active && advance_clock(ls, h, last, accepted, t_end);
 
-    // Monitors on the state reached: every body's star-relative position and distance^2, then
-    // each thread tests its own body and its share of the pairs, and the flags are combined.
+    // Monitors on the state reached, from every body's star-relative position.
     __syncwarp();
     if (ls.active) publish(ex, self, s.x, s.v);
     __syncwarp();
-    double rp[3], rv[3], r2 = 0.0;
+    double rp[3], rv[3];
     double star_x[3], star_v[3];
     partner_state(ex, 0, star_x, star_v);
     for (int d = 0; d < 3; ++d) {
       rp[d] = s.x[d] - star_x[d];
       rv[d] = s.v[d] - star_v[d];
     }
-    if (self > 0) r2 = rp[0] * rp[0] + rp[1] * rp[1] + rp[2] * rp[2];
-    if (ls.active) ex.r2[self] = r2;
-    __syncwarp();
-    unsigned flags = 0;
-    if (ls.active) {
-      if (self > 0) {
-        if (!lane_isfinite(r2)) flags |= kFlagNonFinite;
-        if (m.rmax > 0.0 && r2 > rmax2) flags |= kFlagEjected;
-        if (m.stop_on_unbound && unbound_outgoing(rp, rv, r2, m0, m_self, p.G)) flags |= kFlagEjected;
-      }
-      if (m.close_approach > 0.0 || m.collisions) {
-        for (int k = 1; k <= PairSchedule<N>::kRounds; ++k) {
-          if (!PairSchedule<N>::has(self, k)) continue;
-          const int j = PairSchedule<N>::partner(self, k);
-          double xj[3], vj[3], rpj[3];
+    const unsigned all_flags =
+        body_monitor_flags<N>(ex, self, ls.active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
+          double xj[3], vj[3];
           partner_state(ex, j, xj, vj);
           for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
-          const double d2 = distance2(rp, rpj);
-          if (m.close_approach > 0.0 && self > 0 && j > 0 &&
-              within_hill(d2, r2, ex.r2[j], m_self, ex.mass[j], nine_m0_squared, k6))
-            flags |= kFlagCloseEncounter;
-          if (m.collisions && touching(d2, ex.radius[self], ex.radius[j])) flags |= kFlagCollision;
-        }
-      }
-      ex.flags[self] = flags;
-    }
-    __syncwarp();
-    if (ls.active) {
-      unsigned all_flags = 0;
-#pragma unroll
-      for (int k = 0; k < N; ++k) all_flags |= ex.flags[k];
-      ls.code = status_from_flags(all_flags);
-      if (stalled) ls.code = kStatusStepUnderflow;
-      settle_status(ls, t_end, m);
-    }
+        });
+    if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
   if (member) {
     for (int d = 0; d < 3; ++d) {
@@ -227,6 +255,581 @@ __global__ void __launch_bounds__(kCudaBlock)
     }
   }
 }
+
+// What the MVS and leapfrog body threads exchange: BodyExchange's state and per-body values, and
+// two more vectors per body (MVS Jacobi kick: inertial positions, then inertial accelerations; the
+// monitors: star-relative positions).
+template <int N>
+struct VectorExchange {
+  double2 state[N][3];
+  double vec[N][3];
+  double acc[N][3];
+  double term[N];  // rkck: each body's error term
+  double r2[N];
+  double mass[N];
+  double radius[N];
+  unsigned flags[N];
+};
+
+template <int N>
+__device__ __forceinline__ void publish_vector(double (&dst)[N][3], int self, const double (&x)[3]) {
+  dst[self][0] = x[0];
+  dst[self][1] = x[1];
+  dst[self][2] = x[2];
+}
+
+// A thread's place: its system, its body (self), and whether it has one (member).
+template <int N>
+struct BodyThread {
+  static constexpr int kGroups = 32 / N;
+  static constexpr int kWarps = kCudaBlock / 32;
+  int warp, group, self;
+  long system, chunk;
+  int slot;
+  bool member;
+  __device__ BodyThread(long num_slots) {
+    warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    group = lane / N < kGroups ? lane / N : kGroups - 1;
+    self = lane - group * N;
+    system = (static_cast<long>(blockIdx.x) * kWarps + warp) * kGroups + group;
+    // Lanes past the last whole group, and groups past the last system, only keep the warp's
+    // barriers company.
+    member = lane < kGroups * N && system < num_slots;
+    chunk = system / kChunk;
+    slot = static_cast<int>(system % kChunk);
+  }
+  __device__ double body(const EnsembleView& view, int field, int k) const {
+    return view.bodies[body_offset(chunk, field, k, slot, N)];
+  }
+  __device__ void load_clock(const EnsembleView& view, Clock<double>& c) const {
+    c.time = view.clocks[clock_offset(chunk, kClockTime, slot)];
+    c.time_step = view.clocks[clock_offset(chunk, kClockTimeStep, slot)];
+    c.status = view.clocks[clock_offset(chunk, kClockStatus, slot)];
+    c.steps = view.clocks[clock_offset(chunk, kClockSteps, slot)];
+  }
+  // Body self's state, and (body 0's thread) the clock, of a system that ran.
+  __device__ void store(const EnsembleView& view, const double (&x)[3], const double (&v)[3],
+                        const Clock<double>& c) const {
+    for (int d = 0; d < 3; ++d) {
+      view.bodies[body_offset(chunk, kFieldX + d, self, slot, N)] = x[d];
+      view.bodies[body_offset(chunk, kFieldVx + d, self, slot, N)] = v[d];
+    }
+    if (self == 0) {
+      view.clocks[clock_offset(chunk, kClockTime, slot)] = c.time;
+      view.clocks[clock_offset(chunk, kClockTimeStep, slot)] = c.time_step;
+      view.clocks[clock_offset(chunk, kClockStatus, slot)] = c.status;
+      view.clocks[clock_offset(chunk, kClockSteps, slot)] = c.steps;
+    }
+  }
+};
+
+// MVS with a thread per body (mvs.hpp, every splitting, democratic heliocentric or Jacobi
+// coordinates, with or without correctors), for the systems whose state does not fit one thread
+// (one thread per system falls 8x from n = 8 to n = 10, bench/RESULTS.md). Each thread drifts its
+// own planet on its Kepler orbit (kepler_drift: the result kepler_drift_bodies gives that planet),
+// computes its own kick from the others' published positions (acceleration_of, in the pair loop's
+// order), and forms the O(n) sums of the jump, of the Jacobi transforms and of the star-relative
+// state from the published vectors in the order mvs.hpp adds them; so a system comes out bitwise as
+// from integrate_lanes() (tests/integrators/test_gpu.cpp). begin() and end() (coordinate changes,
+// correctors), once per launch, run the whole system's mvs.hpp functions in every thread.
+template <int N>
+__global__ void __launch_bounds__(kCudaBlock)
+    mvs_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
+  using S = Mvs<N, double>;
+  using Thread = BodyThread<N>;
+  constexpr unsigned kAll = 0xffffffffu;
+  __shared__ VectorExchange<N> exchange[Thread::kWarps][Thread::kGroups];
+  const Thread th(num_slots);
+  const int self = th.self;
+  VectorExchange<N>& ex = exchange[th.warp][th.group];
+  const bool democratic = p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric;
+
+  LoopState<N, double> ls;
+  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
+  if (th.member) {
+    ex.mass[self] = th.body(view, kFieldMass, self);
+    ex.radius[self] = th.body(view, kFieldRadius, self);
+    th.load_clock(view, ls.clock);
+  }
+  __syncwarp();
+  // Loop invariants: G m_j; the Jacobi fractions m_i / M_i (M_i = m_0 + ... + m_i) and this
+  // body's 1 / M_{self-1}, M_self, as mvs.hpp forms them.
+  double gm[N], fraction[N];
+  double msum = th.member ? ex.mass[0] : 1.0, m_inner = 1.0, m_through = 1.0;
+  fraction[0] = 0.0;
+#pragma unroll
+  for (int j = 0; j < N; ++j) gm[j] = p.G * (th.member ? ex.mass[j] : 1.0);
+#pragma unroll
+  for (int j = 1; j < N; ++j) {
+    const double inner = msum;
+    msum = msum + (th.member ? ex.mass[j] : 1.0);
+    fraction[j] = (th.member ? ex.mass[j] : 1.0) * (1.0 / msum);
+    if (j == self) {
+      m_inner = inner;
+      m_through = msum;
+    }
+  }
+  const double inv_m_inner = 1.0 / m_inner;
+  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
+  const bool started = ls.active;
+
+  // begin: the whole system's S::begin, in every thread of the system.
+  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, mu = 0.0, pending = 0.0;
+  if (started) {
+    Bodies<N, double> full;
+    for (int k = 0; k < N; ++k) {
+      for (int d = 0; d < 3; ++d) {
+        full.pos[k][d] = th.body(view, kFieldX + d, k);
+        full.vel[k][d] = th.body(view, kFieldVx + d, k);
+      }
+      full.mass[k] = ex.mass[k];
+    }
+    typename S::Work w;
+    S::begin(full, w, p, ls.h_next);
+    for (int d = 0; d < 3; ++d) {
+      x[d] = full.pos[self][d];
+      v[d] = full.vel[self][d];
+    }
+    mu = w.kepler_mu[self];
+  }
+  ls.step_limit = ls.clock.steps + m.max_steps;
+  auto partner_x = [&](int j, double(&xj)[3]) {
+    double vj[3];
+    partner_state(ex, j, xj, vj);
+  };
+  auto publish_state = [&]() {
+    __syncwarp();
+    if (ls.active) publish(ex, self, x, v);
+    __syncwarp();
+  };
+
+  // The operators (Mvs::kepler, jump, kick), each on this thread's body.
+  auto kepler = [&](double tau) {
+    unsigned flags = 0;
+    if (ls.active) {
+      if (self > 0) {
+        if (!kepler_drift(x, v, mu, tau)) flags = kFlagKeplerFailure;
+      } else {
+        for (int d = 0; d < 3; ++d) x[d] = x[d] + tau * v[d];  // centre of mass
+      }
+    }
+    return flags;
+  };
+  auto jump = [&](double tau) {
+    if (!democratic) return;  // Jacobi coordinates have no jump term
+    publish_state();
+    if (!ls.active) return;
+    const double tau_m0 = tau * (1.0 / ex.mass[0]);
+    for (int d = 0; d < 3; ++d) {
+      double mv = 0.0;
+#pragma unroll
+      for (int i = 1; i < N; ++i) {
+        double xi[3], vi[3];
+        partner_state(ex, i, xi, vi);
+        mv += ex.mass[i] * vi[d];
+      }
+      const double shift = tau_m0 * mv;
+      if (self > 0) x[d] = x[d] + shift;
+    }
+  };
+  auto kick = [&](double tau) {
+    publish_state();
+    double acc[3] = {0.0, 0.0, 0.0};
+    if (democratic) {
+      if (ls.active && self > 0) acceleration_of<N, 1>(self, x, gm, partner_x, acc);
+    } else {
+      // Mvs::perturbation: this body's inertial position (jacobi_to_inertial), its inertial
+      // acceleration, then a_i - A_{i-1} + the Kepler term, with A_{i-1} from the inner bodies'.
+      double xin[3], a[3];
+      if (ls.active) {
+        double rx[3], v0[3];
+        partner_state(ex, 0, rx, v0);
+#pragma unroll
+        for (int i = N - 1; i >= 1; --i) {
+          if (i < self) break;
+          double xi[3], vi[3];
+          partner_state(ex, i, xi, vi);
+          for (int d = 0; d < 3; ++d) {
+            rx[d] = rx[d] - fraction[i] * xi[d];
+            if (i == self) xin[d] = xi[d] + rx[d];
+          }
+        }
+        if (self == 0)
+          for (int d = 0; d < 3; ++d) xin[d] = rx[d];
+        publish_vector(ex.vec, self, xin);
+      }
+      __syncwarp();
+      if (ls.active) {
+        acceleration_of<N>(
+            self, xin, gm,
+            [&](int j, double(&xj)[3]) {
+              for (int d = 0; d < 3; ++d) xj[d] = ex.vec[j][d];
+            },
+            a);
+        publish_vector(ex.acc, self, a);
+      }
+      __syncwarp();
+      if (ls.active && self > 0) {
+        double ca[3] = {ex.mass[0] * ex.acc[0][0], ex.mass[0] * ex.acc[0][1], ex.mass[0] * ex.acc[0][2]};
+#pragma unroll
+        for (int k = 1; k < N; ++k) {
+          if (k >= self) break;
+          for (int d = 0; d < 3; ++d) ca[d] += ex.mass[k] * ex.acc[k][d];
+        }
+        const double r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+        const double rinv = lane_rsqrt(r2);
+        const double kepler_term = double(p.G * ex.mass[0]) * m_through * inv_m_inner * rinv * rinv * rinv;
+        for (int d = 0; d < 3; ++d) acc[d] = a[d] - ca[d] * inv_m_inner + kepler_term * x[d];
+      }
+    }
+    if (ls.active && self > 0)
+      for (int d = 0; d < 3; ++d) v[d] = v[d] + tau * acc[d];
+  };
+
+  while (__any_sync(kAll, ls.active)) {
+    bool last = false;
+    double h = 0.0;
+    if (ls.active) h = step_to_take(ls, t_end, last);
+    const double half = 0.5 * h;
+    const double opening = pending + half;
+    unsigned flags = 0;
+    switch (p.mvs_splitting) {  // Mvs::step
+      case MvsSplitting::kKeplerJumpKick:
+        flags = kepler(opening);
+        jump(half);
+        kick(h);
+        jump(half);
+        break;
+      case MvsSplitting::kKickJumpKepler:
+        kick(opening);
+        jump(half);
+        flags = kepler(h);
+        jump(half);
+        break;
+      default:
+        jump(opening);
+        kick(half);
+        flags = kepler(h);
+        kick(half);
+        break;
+    }
+    if (ls.active) pending = half;
+    const bool stalled = ls.active && advance_clock(ls, h, last, true, t_end);
+
+    // Monitors on Mvs::star_relative of the state reached.
+    publish_state();
+    double rp[3] = {0.0, 0.0, 0.0}, rv[3] = {0.0, 0.0, 0.0};
+    if (ls.active && self > 0) {
+      if (democratic) {
+        const double inv_m0 = 1.0 / ex.mass[0];
+        for (int d = 0; d < 3; ++d) {
+          double mv = 0.0;
+#pragma unroll
+          for (int i = 1; i < N; ++i) {
+            double xi[3], vi[3];
+            partner_state(ex, i, xi, vi);
+            mv += ex.mass[i] * vi[d];
+          }
+          const double star_offset = mv * inv_m0;
+          rp[d] = x[d];
+          rv[d] = v[d] + star_offset;
+        }
+      } else {
+        double sx[3] = {0.0, 0.0, 0.0}, sv[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+        for (int i = 1; i < N; ++i) {
+          if (i >= self) break;
+          double xi[3], vi[3];
+          partner_state(ex, i, xi, vi);
+          for (int d = 0; d < 3; ++d) {
+            sx[d] = sx[d] + fraction[i] * xi[d];
+            sv[d] = sv[d] + fraction[i] * vi[d];
+          }
+        }
+        for (int d = 0; d < 3; ++d) {
+          rp[d] = x[d] + sx[d];
+          rv[d] = v[d] + sv[d];
+        }
+      }
+    }
+    if (ls.active) publish_vector(ex.vec, self, rp);
+    __syncwarp();
+    const unsigned all_flags =
+        body_monitor_flags<N>(ex, self, ls.active, rp, rv, flags, p, m, [&](int j, double(&rpj)[3]) {
+          for (int d = 0; d < 3; ++d) rpj[d] = ex.vec[j][d];
+        });
+    if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
+  }
+
+  // end: the pending operator on each body (Mvs::end), then the whole system's coordinate change
+  // (correctors, back to inertial: Mvs::to_inertial) in every thread.
+  ls.active = started;
+  switch (p.mvs_splitting) {
+    case MvsSplitting::kKeplerJumpKick: kepler(pending); break;
+    case MvsSplitting::kKickJumpKepler: kick(pending); break;
+    default: jump(pending); break;
+  }
+  __syncwarp();
+  if (started) publish(ex, self, x, v);
+  __syncwarp();
+  if (started) {
+    Bodies<N, double> full;
+    for (int k = 0; k < N; ++k) {
+      partner_state(ex, k, full.pos[k], full.vel[k]);
+      full.mass[k] = ex.mass[k];
+    }
+    S::to_inertial(full, p);
+    for (int d = 0; d < 3; ++d) {
+      x[d] = full.pos[self][d];
+      v[d] = full.vel[self][d];
+    }
+    ls.clock.time_step = p.time_step;
+    th.store(view, x, v, ls.clock);
+  }
+}
+
+// Leapfrog (leapfrog.hpp) with a thread per body: kick, drift, this body's acceleration from the
+// others' published positions (acceleration_of), kick; monitors as the Hermite body kernel's.
+template <int N>
+__global__ void __launch_bounds__(kCudaBlock)
+    leapfrog_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
+  using Thread = BodyThread<N>;
+  constexpr unsigned kAll = 0xffffffffu;
+  __shared__ VectorExchange<N> exchange[Thread::kWarps][Thread::kGroups];
+  const Thread th(num_slots);
+  const int self = th.self;
+  VectorExchange<N>& ex = exchange[th.warp][th.group];
+  LoopState<N, double> ls;
+  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
+  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0};
+  if (th.member) {
+    for (int d = 0; d < 3; ++d) {
+      x[d] = th.body(view, kFieldX + d, self);
+      v[d] = th.body(view, kFieldVx + d, self);
+    }
+    ex.mass[self] = th.body(view, kFieldMass, self);
+    ex.radius[self] = th.body(view, kFieldRadius, self);
+    th.load_clock(view, ls.clock);
+  }
+  __syncwarp();
+  double gm[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) gm[j] = p.G * (th.member ? ex.mass[j] : 1.0);
+  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
+  const bool started = ls.active;
+  auto partner_x = [&](int j, double(&xj)[3]) {
+    double vj[3];
+    partner_state(ex, j, xj, vj);
+  };
+  auto publish_state = [&]() {
+    __syncwarp();
+    if (ls.active) publish(ex, self, x, v);
+    __syncwarp();
+  };
+  publish_state();
+  if (ls.active) acceleration_of<N>(self, x, gm, partner_x, acc);  // Leapfrog::begin
+  ls.h_next = p.time_step;
+  ls.step_limit = ls.clock.steps + m.max_steps;
+
+  while (__any_sync(kAll, ls.active)) {
+    bool last = false;
+    double h = 0.0;
+    if (ls.active) {
+      h = step_to_take(ls, t_end, last);
+      const double half = 0.5 * h;
+      for (int d = 0; d < 3; ++d) {
+        v[d] = v[d] + half * acc[d];
+        x[d] = x[d] + h * v[d];
+      }
+    }
+    publish_state();
+    if (ls.active) {
+      acceleration_of<N>(self, x, gm, partner_x, acc);
+      const double half = 0.5 * h;
+      for (int d = 0; d < 3; ++d) v[d] = v[d] + half * acc[d];
+    }
+    const bool stalled = ls.active && advance_clock(ls, h, last, true, t_end);
+    publish_state();
+    double rp[3], rv[3], star_x[3], star_v[3];
+    partner_state(ex, 0, star_x, star_v);
+    for (int d = 0; d < 3; ++d) {
+      rp[d] = x[d] - star_x[d];
+      rv[d] = v[d] - star_v[d];
+    }
+    const unsigned all_flags =
+        body_monitor_flags<N>(ex, self, ls.active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
+          double xj[3], vj[3];
+          partner_state(ex, j, xj, vj);
+          for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
+        });
+    if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
+  }
+  if (started) {
+    ls.clock.time_step = p.time_step;
+    th.store(view, x, v, ls.clock);
+  }
+}
+
+// Runge-Kutta-Cash-Karp (rkck.hpp, fixed or adaptive step) with a thread per body: each stage's
+// state of this body (Rkck::body_stage_state), its acceleration from the others' published stage
+// positions, the compensated update and error term of this body (Rkck::body_update), the
+// system's error as the max over its bodies in body order, then Rkck::control in every thread.
+template <int N>
+__global__ void __launch_bounds__(kCudaBlock)
+    rkck_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
+  using R = Rkck<N, double>;
+  using Thread = BodyThread<N>;
+  constexpr unsigned kAll = 0xffffffffu;
+  __shared__ VectorExchange<N> exchange[Thread::kWarps][Thread::kGroups];
+  const Thread th(num_slots);
+  const int self = th.self;
+  VectorExchange<N>& ex = exchange[th.warp][th.group];
+  LoopState<N, double> ls;
+  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
+  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0};
+  double comp_x[3] = {0.0, 0.0, 0.0}, comp_v[3] = {0.0, 0.0, 0.0};
+  if (th.member) {
+    for (int d = 0; d < 3; ++d) {
+      x[d] = th.body(view, kFieldX + d, self);
+      v[d] = th.body(view, kFieldVx + d, self);
+    }
+    ex.mass[self] = th.body(view, kFieldMass, self);
+    ex.radius[self] = th.body(view, kFieldRadius, self);
+    th.load_clock(view, ls.clock);
+  }
+  __syncwarp();
+  double gm[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) gm[j] = p.G * (th.member ? ex.mass[j] : 1.0);
+  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
+  const bool started = ls.active;
+  auto partner_x = [&](int j, double(&xj)[3]) {
+    double vj[3];
+    partner_state(ex, j, xj, vj);
+  };
+  auto publish_pair = [&](const double(&a)[3], const double(&b)[3]) {
+    __syncwarp();
+    if (ls.active) publish(ex, self, a, b);
+    __syncwarp();
+  };
+  publish_pair(x, v);
+  if (ls.active) acceleration_of<N>(self, x, gm, partner_x, acc);  // Rkck::begin
+  ls.h_next = p.time_step;
+  if (p.adaptive && ls.clock.time_step > 0.0) ls.h_next = ls.clock.time_step;
+  ls.step_limit = ls.clock.steps + m.max_steps;
+
+  while (__any_sync(kAll, ls.active)) {
+    bool last = false;
+    double h = 0.0;
+    if (ls.active) h = step_to_take(ls, t_end, last);
+    const typename R::Tableau t = R::tableau();
+    double kx[6][3], kv[6][3];
+    for (int d = 0; d < 3; ++d) {
+      kx[0][d] = v[d];
+      kv[0][d] = acc[d];
+    }
+    auto stage = [&](auto stage_index) {
+      constexpr int S = decltype(stage_index)::value;
+      double xs[3] = {0.0, 0.0, 0.0}, vs[3] = {0.0, 0.0, 0.0};
+      if (ls.active) R::template body_stage_state<S>(x, v, kx, kv, t.row[S - 1], h, xs, vs);
+      publish_pair(xs, vs);
+      if (ls.active) acceleration_of<N>(self, xs, gm, partner_x, kv[S]);
+      for (int d = 0; d < 3; ++d) kx[S][d] = vs[d];
+    };
+    stage(std::integral_constant<int, 1>{});
+    stage(std::integral_constant<int, 2>{});
+    stage(std::integral_constant<int, 3>{});
+    stage(std::integral_constant<int, 4>{});
+    stage(std::integral_constant<int, 5>{});
+    double xn[3] = {0.0, 0.0, 0.0}, vn[3] = {0.0, 0.0, 0.0}, cx[3], cv[3];
+    for (int d = 0; d < 3; ++d) {
+      cx[d] = comp_x[d];
+      cv[d] = comp_v[d];
+    }
+    if (ls.active) ex.term[self] = R::body_update(x, v, acc, kx, kv, h, xn, vn, cx, cv);
+    __syncwarp();
+    bool accepted = true;
+    if (ls.active) {
+      double err = 0.0;
+#pragma unroll
+      for (int k = 0; k < N; ++k) err = lane_max(err, ex.term[k]);
+      R::control(err, h, p, ls.h_next, accepted);
+    }
+    publish_pair(xn, vn);
+    if (ls.active) {
+      double acc_new[3];
+      acceleration_of<N>(self, xn, gm, partner_x, acc_new);
+      if (accepted) {
+        for (int d = 0; d < 3; ++d) {
+          x[d] = xn[d];
+          v[d] = vn[d];
+          comp_x[d] = cx[d];
+          comp_v[d] = cv[d];
+          acc[d] = acc_new[d];
+        }
+      }
+    }
+    const bool stalled = ls.active && advance_clock(ls, h, last, accepted, t_end);
+    publish_pair(x, v);
+    double rp[3], rv[3], star_x[3], star_v[3];
+    partner_state(ex, 0, star_x, star_v);
+    for (int d = 0; d < 3; ++d) {
+      rp[d] = x[d] - star_x[d];
+      rv[d] = v[d] - star_v[d];
+    }
+    const unsigned all_flags =
+        body_monitor_flags<N>(ex, self, ls.active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
+          double xj[3], vj[3];
+          partner_state(ex, j, xj, vj);
+          for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
+        });
+    if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
+  }
+  if (started) {
+    ls.clock.time_step = p.adaptive ? ls.h_next : p.time_step;
+    th.store(view, x, v, ls.clock);
+  }
+}
+
+// Launch geometry of the thread-per-body kernels: floor(32 / n) systems per warp.
+template <int N>
+unsigned body_kernel_grid(const EnsembleView& view) {
+  constexpr int per_block = (kCudaBlock / 32) * (32 / N);
+  const long slots = view.num_chunks * kChunk;
+  return static_cast<unsigned>((slots + per_block - 1) / per_block);
+}
+
+// Kernel<N> for the ensemble's n: mvs_body_kernel or leapfrog_body_kernel.
+template <template <int> class Launch>
+void launch_bodies(EnsembleView view, const RunRequest& request) {
+  dispatch_bodies(view.num_bodies, [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    Launch<N>::run(view, body_kernel_grid<N>(view), request);
+  });
+  SWARMFIT_CUDA_CHECK(cudaGetLastError());
+}
+template <int N>
+struct MvsBodies {
+  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
+    mvs_body_kernel<N><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
+        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
+  }
+};
+template <int N>
+struct RkckBodies {
+  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
+    rkck_body_kernel<N><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
+        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
+  }
+};
+template <int N>
+struct LeapfrogBodies {
+  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
+    leapfrog_body_kernel<N><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
+        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
+  }
+};
 
 template <bool kAdaptive>
 void launch_hermite_bodies(EnsembleView view, const RunRequest& request) {

@@ -107,10 +107,6 @@ TEST_F(Cli, BadInitialConditionsAreRefused) {
   expect_refused(run("integrate nbod=1 " + out_args()), "key 'nbod': must be between 2 and 16");
   expect_refused(run("integrate integrator=euler " + out_args()), "key 'integrator': unknown integrator 'euler'");
   expect_refused(run("integrate cuda_layout=warp " + out_args()), "key 'cuda_layout': must be auto, system or body");
-  const std::string layout_cfg = write("e.cfg", "integrator = mvs\ncuda_layout = body\n");
-  expect_refused(run("integrate --config " + layout_cfg + " " + out_args()),
-                 "e.cfg:2: key 'cuda_layout': body (a thread per body) is implemented for hermite and hermite_adaptive "
-                 "only");
 }
 
 TEST_F(Cli, RunsWritesOutputsAndPassesItsOwnReference) {

@@ -12,16 +12,19 @@
 namespace swarmfit {
 
 // CUDA: how threads map to systems. One thread per system keeps a whole system in registers; a
-// thread per body (hermite, hermite_adaptive without observers) keeps one body there, for systems
-// that do not fit one thread. kAuto takes a thread per body from kBodyThreadsFrom bodies on.
+// thread per body (every scheme, without observers: cuda_body_kernels.cuh) keeps one body there,
+// for systems that do not fit one thread. kAuto takes a thread per body from body_threads_from(scheme)
+// bodies on, where B2 measured it faster (bench/RESULTS.md, B2 with each layout and scheme, H100):
+// from 9 bodies for hermite, mvs and leapfrog (at n = 8 one thread per system is 1.6-2.2x faster,
+// at n = 10 a thread per body 3.6-6.4x), from 6 for rkck (six stages' derivatives: n = 6 1.09x,
+// n = 8 2.6x).
 enum class CudaLayout : int { kAuto = 0, kThreadPerSystem = 1, kThreadPerBody = 2 };
-constexpr int kBodyThreadsFrom = 9;
-// Whether the CUDA backend gives each body a thread: hermite (fixed or adaptive) without
-// observers, where asked for, or from kBodyThreadsFrom bodies on under kAuto.
+constexpr int body_threads_from(SchemeId scheme) { return scheme == SchemeId::kRkck ? 6 : 9; }
+// Whether the CUDA backend gives each body a thread: where asked for, or from body_threads_from
+// bodies on under kAuto; never with observers (the likelihood kernels are one thread per system).
 inline bool cuda_threads_per_body(SchemeId scheme, int num_bodies, CudaLayout layout, bool observed) {
-  const bool hermite = scheme == SchemeId::kHermite || scheme == SchemeId::kHermiteAdaptive;
-  if (!hermite || observed || layout == CudaLayout::kThreadPerSystem) return false;
-  return layout == CudaLayout::kThreadPerBody || num_bodies >= kBodyThreadsFrom;
+  if (observed || layout == CudaLayout::kThreadPerSystem) return false;
+  return layout == CudaLayout::kThreadPerBody || num_bodies >= body_threads_from(scheme);
 }
 
 struct RunRequest {

@@ -136,6 +136,31 @@ SWARMFIT_HD void acceleration_and_jerk_of(int self, const T (&x)[3], const T (&v
   }
 }
 
+// The acceleration of body `self` alone, accelerations<N, First>'s sum for that body, from the
+// other bodies' positions as partner(j, x_j) gives them (the CUDA thread-per-body kernels of MVS
+// and leapfrog). Partners j = First..N-1 in the order the pair loop adds them; a pair's terms with
+// i and j swapped are exact negatives, so the sums agree bitwise.
+template <int N, int First = 0, class T, class Partner>
+SWARMFIT_HD void acceleration_of(int self, const T (&x)[3], const T (&gm)[N], Partner&& partner, T (&acc)[3]) {
+  acc[0] = acc[1] = acc[2] = 0.0;
+  SWARMFIT_UNROLL
+  for (int j = First; j < N; ++j) {
+    if (j == self) continue;
+    T xj[3];
+    partner(j, xj);
+    const T dx = xj[0] - x[0];
+    const T dy = xj[1] - x[1];
+    const T dz = xj[2] - x[2];
+    const T r2 = dx * dx + dy * dy + dz * dz;
+    const T rinv = lane_rsqrt(r2);
+    const T rinv3 = rinv * rinv * rinv;
+    const T f = gm[j] * rinv3;
+    acc[0] += f * dx;
+    acc[1] += f * dy;
+    acc[2] += f * dz;
+  }
+}
+
 // Total energy (kinetic + potential) in the inertial frame.
 template <int N, class T>
 SWARMFIT_HD T total_energy(const Bodies<N, T>& s, double G) {

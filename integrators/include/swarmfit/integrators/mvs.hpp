@@ -374,6 +374,10 @@ struct Mvs {
       default: linear_operator(kJump, b, p, w.pending); break;
     }
     w.pending = 0.0;
+    to_inertial(b, p);
+  }
+  // The coordinate change that closes end(): back to inertial (through the corrector).
+  SWARMFIT_HD static void to_inertial(Bodies<N, T>& b, const StepParams& p) {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       democratic_to_inertial(b);
     } else {

@@ -39,100 +39,81 @@ struct Rkck : InertialCoordinates<N, T> {
     return t;
   }
 
+  // Stage state y + h sum_k coef_k f_k of one body, for stages 0..S-1 already computed (kx, kv:
+  // that body's stage derivatives). One body at a time, so that the CUDA thread-per-body kernel
+  // (cuda_body_kernels.cuh) forms the same sums.
+  template <int S, class Stages>
+  SWARMFIT_HD static void body_stage_state(const T (&pos)[3], const T (&vel)[3], const Stages& kx, const Stages& kv,
+                                           const double (&coef)[5], T h, T (&x)[3], T (&v)[3]) {
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      T dx = 0.0, dv = 0.0;
+      SWARMFIT_UNROLL
+      for (int k = 0; k < S; ++k) {
+        dx += coef[k] * kx[k][d];
+        dv += coef[k] * kv[k][d];
+      }
+      x[d] = pos[d] + h * dx;
+      v[d] = vel[d] + h * dv;
+    }
+  }
+
   // Stage state y + h sum_k coef_k f_k, for stages 0..S-1 already computed.
   template <int S>
   SWARMFIT_HD static void stage_state(const Bodies<N, T>& b, const T (&kx)[6][N][3], const T (&kv)[6][N][3],
                                       const double (&coef)[5], T h, T (&x)[N][3], T (&v)[N][3]) {
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
+      T bx[6][3], bv[6][3];
       SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) {
-        T dx = 0.0, dv = 0.0;
+      for (int k = 0; k < S; ++k) {
         SWARMFIT_UNROLL
-        for (int k = 0; k < S; ++k) {
-          dx += coef[k] * kx[k][i][d];
-          dv += coef[k] * kv[k][i][d];
+        for (int d = 0; d < 3; ++d) {
+          bx[k][d] = kx[k][i][d];
+          bv[k][d] = kv[k][i][d];
         }
-        x[i][d] = b.pos[i][d] + h * dx;
-        v[i][d] = b.vel[i][d] + h * dv;
       }
+      body_stage_state<S>(b.pos[i], b.vel[i], bx, bv, coef, h, x[i], v[i]);
     }
   }
 
-  SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
-    // Cash-Karp tableau.
-    const double b2[5] = {1.0 / 5.0, 0, 0, 0, 0};
-    const double b3[5] = {3.0 / 40.0, 9.0 / 40.0, 0, 0, 0};
-    const double b4[5] = {3.0 / 10.0, -9.0 / 10.0, 6.0 / 5.0, 0, 0};
-    const double b5[5] = {-11.0 / 54.0, 5.0 / 2.0, -70.0 / 27.0, 35.0 / 27.0, 0};
-    const double b6[5] = {1631.0 / 55296.0, 175.0 / 512.0, 575.0 / 13824.0, 44275.0 / 110592.0, 253.0 / 4096.0};
+  // One body's fifth-order update, added compensated into (x, v) with compensations (cx, cv) (in:
+  // the running ones, out: the new ones), and its error term: max(|dx5 - dx4| / (|x| + h|v|),
+  // |dv5 - dv4| / (|v| + h|a|)).
+  template <class Stages>
+  SWARMFIT_HD static T body_update(const T (&pos)[3], const T (&vel)[3], const T (&acc)[3], const Stages& kx,
+                                   const Stages& kv, T h, T (&x)[3], T (&v)[3], T (&cx)[3], T (&cv)[3]) {
     const double c5th[6] = {37.0 / 378.0, 0.0, 250.0 / 621.0, 125.0 / 594.0, 0.0, 512.0 / 1771.0};
     const double c4th[6] = {2825.0 / 27648.0, 0.0, 18575.0 / 48384.0, 13525.0 / 55296.0, 277.0 / 14336.0, 0.25};
-
-    T kx[6][N][3], kv[6][N][3];
-    T x[N][3], v[N][3];
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
+    T ex2 = 0.0, ev2 = 0.0, x2 = 0.0, v2 = 0.0, a2 = 0.0;
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      T dx5 = 0.0, dv5 = 0.0, dx4 = 0.0, dv4 = 0.0;
       SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) {
-        kx[0][i][d] = b.vel[i][d];
-        kv[0][i][d] = w.acc[i][d];
+      for (int k = 0; k < 6; ++k) {
+        dx5 += c5th[k] * kx[k][d];
+        dv5 += c5th[k] * kv[k][d];
+        dx4 += c4th[k] * kx[k][d];
+        dv4 += c4th[k] * kv[k][d];
       }
+      // The new state, added compensated: the increment's low-order bits that a plain sum
+      // drops are carried to the next step.
+      x[d] = kahan_add(pos[d], h * dx5, cx[d]);
+      v[d] = kahan_add(vel[d], h * dv5, cv[d]);
+      const T ex = h * (dx5 - dx4), ev = h * (dv5 - dv4);
+      ex2 += ex * ex;
+      ev2 += ev * ev;
+      x2 += pos[d] * pos[d];
+      v2 += vel[d] * vel[d];
+      a2 += acc[d] * acc[d];
     }
-    stage_state<1>(b, kx, kv, b2, h, x, v);
-    accelerations<N>(x, b.mass, p.G, kv[1]);
-    for (int i = 0; i < N; ++i)
-      for (int d = 0; d < 3; ++d) kx[1][i][d] = v[i][d];
-    stage_state<2>(b, kx, kv, b3, h, x, v);
-    accelerations<N>(x, b.mass, p.G, kv[2]);
-    for (int i = 0; i < N; ++i)
-      for (int d = 0; d < 3; ++d) kx[2][i][d] = v[i][d];
-    stage_state<3>(b, kx, kv, b4, h, x, v);
-    accelerations<N>(x, b.mass, p.G, kv[3]);
-    for (int i = 0; i < N; ++i)
-      for (int d = 0; d < 3; ++d) kx[3][i][d] = v[i][d];
-    stage_state<4>(b, kx, kv, b5, h, x, v);
-    accelerations<N>(x, b.mass, p.G, kv[4]);
-    for (int i = 0; i < N; ++i)
-      for (int d = 0; d < 3; ++d) kx[4][i][d] = v[i][d];
-    stage_state<5>(b, kx, kv, b6, h, x, v);
-    accelerations<N>(x, b.mass, p.G, kv[5]);
-    for (int i = 0; i < N; ++i)
-      for (int d = 0; d < 3; ++d) kx[5][i][d] = v[i][d];
+    const T scale_x = lane_sqrt(x2) + lane_abs(h) * lane_sqrt(v2) + 1e-300;
+    const T scale_v = lane_sqrt(v2) + lane_abs(h) * lane_sqrt(a2) + 1e-300;
+    return lane_max(lane_sqrt(ex2) / scale_x, lane_sqrt(ev2) / scale_v);
+  }
 
-    T err = 0.0;
-    T cx[N][3], cv[N][3];
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
-      T ex2 = 0.0, ev2 = 0.0, x2 = 0.0, v2 = 0.0, a2 = 0.0;
-      SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) {
-        T dx5 = 0.0, dv5 = 0.0, dx4 = 0.0, dv4 = 0.0;
-        SWARMFIT_UNROLL
-        for (int k = 0; k < 6; ++k) {
-          dx5 += c5th[k] * kx[k][i][d];
-          dv5 += c5th[k] * kv[k][i][d];
-          dx4 += c4th[k] * kx[k][i][d];
-          dv4 += c4th[k] * kv[k][i][d];
-        }
-        // The new state, added compensated: the increment's low-order bits that a plain sum
-        // drops are carried to the next step.
-        cx[i][d] = w.comp_x[i][d];
-        cv[i][d] = w.comp_v[i][d];
-        x[i][d] = kahan_add(b.pos[i][d], h * dx5, cx[i][d]);
-        v[i][d] = kahan_add(b.vel[i][d], h * dv5, cv[i][d]);
-        const T ex = h * (dx5 - dx4), ev = h * (dv5 - dv4);
-        ex2 += ex * ex;
-        ev2 += ev * ev;
-        x2 += b.pos[i][d] * b.pos[i][d];
-        v2 += b.vel[i][d] * b.vel[i][d];
-        a2 += w.acc[i][d] * w.acc[i][d];
-      }
-      const T scale_x = lane_sqrt(x2) + lane_abs(h) * lane_sqrt(v2) + 1e-300;
-      const T scale_v = lane_sqrt(v2) + lane_abs(h) * lane_sqrt(a2) + 1e-300;
-      err = lane_max(err, lane_max(lane_sqrt(ex2) / scale_x, lane_sqrt(ev2) / scale_v));
-    }
-
+  // Step control from the system's error (the max over its bodies of body_update's terms).
+  SWARMFIT_HD static void control(T err, T h, const StepParams& p, T& h_next, Mask& accepted) {
     if (p.adaptive) {
       err = err / p.error_tolerance;
       accepted = err <= 1.0;
@@ -147,6 +128,74 @@ struct Rkck : InertialCoordinates<N, T> {
       accepted = Mask(true);
       h_next = p.time_step;
     }
+  }
+
+  // The Cash-Karp tableau's stage coefficients: rows b2..b6 (Cash & Karp 1990, Table 6).
+  struct Tableau {
+    double row[5][5];
+  };
+  SWARMFIT_HD static Tableau tableau() {
+    return Tableau{{{1.0 / 5.0, 0, 0, 0, 0},
+                    {3.0 / 40.0, 9.0 / 40.0, 0, 0, 0},
+                    {3.0 / 10.0, -9.0 / 10.0, 6.0 / 5.0, 0, 0},
+                    {-11.0 / 54.0, 5.0 / 2.0, -70.0 / 27.0, 35.0 / 27.0, 0},
+                    {1631.0 / 55296.0, 175.0 / 512.0, 575.0 / 13824.0, 44275.0 / 110592.0, 253.0 / 4096.0}}};
+  }
+
+  SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
+    const Tableau t = tableau();
+    T kx[6][N][3], kv[6][N][3];
+    T x[N][3], v[N][3];
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        kx[0][i][d] = b.vel[i][d];
+        kv[0][i][d] = w.acc[i][d];
+      }
+    }
+    stage_state<1>(b, kx, kv, t.row[0], h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[1]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[1][i][d] = v[i][d];
+    stage_state<2>(b, kx, kv, t.row[1], h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[2]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[2][i][d] = v[i][d];
+    stage_state<3>(b, kx, kv, t.row[2], h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[3]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[3][i][d] = v[i][d];
+    stage_state<4>(b, kx, kv, t.row[3], h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[4]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[4][i][d] = v[i][d];
+    stage_state<5>(b, kx, kv, t.row[4], h, x, v);
+    accelerations<N>(x, b.mass, p.G, kv[5]);
+    for (int i = 0; i < N; ++i)
+      for (int d = 0; d < 3; ++d) kx[5][i][d] = v[i][d];
+
+    T err = 0.0;
+    T cx[N][3], cv[N][3];
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      T bx[6][3], bv[6][3];
+      SWARMFIT_UNROLL
+      for (int k = 0; k < 6; ++k) {
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          bx[k][d] = kx[k][i][d];
+          bv[k][d] = kv[k][i][d];
+        }
+      }
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        cx[i][d] = w.comp_x[i][d];
+        cv[i][d] = w.comp_v[i][d];
+      }
+      err = lane_max(err, body_update(b.pos[i], b.vel[i], w.acc[i], bx, bv, h, x[i], v[i], cx[i], cv[i]));
+    }
+    control(err, h, p, h_next, accepted);
     T acc_new[N][3];
     accelerations<N>(x, b.mass, p.G, acc_new);  // first stage of the next step (FSAL-like reuse)
     SWARMFIT_UNROLL_BODIES(N)
