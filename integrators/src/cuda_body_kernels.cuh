@@ -14,6 +14,16 @@
 
 namespace swarmfit {
 
+// Blocks per multiprocessor that each body kernel's registers must allow (__launch_bounds__): with
+// the default (1) ptxas gives them up to 255 registers and 2 warps per scheduler, which leaves a
+// body thread's latencies (shared-memory exchange, Kepler iterations) uncovered. Measured on the
+// H100 for n = 3..16 with 1, 4 and 6 (bench/RESULTS.md, run 12): 4 is fastest for Hermite, MVS
+// and RKCK (to 1.6x at n = 10..16), 6 for leapfrog, whose state is smallest.
+constexpr int kHermiteBodyMinBlocks = 4;
+constexpr int kMvsBodyMinBlocks = 4;
+constexpr int kRkckBodyMinBlocks = 4;
+constexpr int kLeapfrogBodyMinBlocks = 6;
+
 // One system's published state: positions and velocities as (x, y), (z, vx), (vy, vz) pairs
 // (16-byte loads), then per body the step term, star distance^2 and monitor flags of the last
 // reduction, and the constants (mass, radius).
@@ -32,6 +42,12 @@ __device__ __forceinline__ void publish(Exchange& ex, int self, const double (&x
   ex.state[self][0] = make_double2(x[0], x[1]);
   ex.state[self][1] = make_double2(x[2], v[0]);
   ex.state[self][2] = make_double2(v[1], v[2]);
+}
+
+// Component d of body j's published velocity.
+template <class Exchange>
+__device__ __forceinline__ double partner_velocity(const Exchange& ex, int j, int d) {
+  return d == 0 ? ex.state[j][1].y : (d == 1 ? ex.state[j][2].x : ex.state[j][2].y);
 }
 
 template <class Exchange>
@@ -115,6 +131,117 @@ __device__ __forceinline__ void settle_body_status(LoopState<N, double>& ls, uns
   settle_status(ls, t_end, m);
 }
 
+// What the MVS, leapfrog and RKCK body threads exchange: BodyExchange's state and per-body values,
+// and two more vectors per body (MVS Jacobi kick: inertial positions, then inertial accelerations; the
+// monitors: star-relative positions).
+template <int N>
+struct VectorExchange {
+  double2 state[N][3];
+  double vec[N][3];
+  double acc[N][3];
+  double term[N];  // rkck: each body's error term
+  double r2[N];
+  double mass[N];
+  double radius[N];
+  unsigned flags[N];
+};
+
+template <int N>
+__device__ __forceinline__ void publish_vector(double (&dst)[N][3], int self, const double (&x)[3]) {
+  dst[self][0] = x[0];
+  dst[self][1] = x[1];
+  dst[self][2] = x[2];
+}
+
+// A thread's place: its system, its body (self), and whether it has one (member).
+template <int N>
+struct BodyThread {
+  static constexpr int kGroups = 32 / N;
+  static constexpr int kWarps = kCudaBlock / 32;
+  int warp, group, self;
+  long system, chunk;
+  int slot;
+  bool member;
+  __device__ BodyThread(long num_slots) {
+    warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    group = lane / N < kGroups ? lane / N : kGroups - 1;
+    self = lane - group * N;
+    system = (static_cast<long>(blockIdx.x) * kWarps + warp) * kGroups + group;
+    // Lanes past the last whole group, and groups past the last system, only keep the warp's
+    // barriers company.
+    member = lane < kGroups * N && system < num_slots;
+    chunk = system / kChunk;
+    slot = static_cast<int>(system % kChunk);
+  }
+  __device__ double body(const EnsembleView& view, int field, int k) const {
+    return view.bodies[body_offset(chunk, field, k, slot, N)];
+  }
+  __device__ void load_clock(const EnsembleView& view, Clock<double>& c) const {
+    c.time = view.clocks[clock_offset(chunk, kClockTime, slot)];
+    c.time_step = view.clocks[clock_offset(chunk, kClockTimeStep, slot)];
+    c.status = view.clocks[clock_offset(chunk, kClockStatus, slot)];
+    c.steps = view.clocks[clock_offset(chunk, kClockSteps, slot)];
+  }
+  // Body self's state, its mass and radius (into the exchange, for the others), and the clock;
+  // after the warp's barrier, G m_j of every body (the force loops' constants). Threads without
+  // a body get harmless values (mass 1) and stay inactive.
+  template <class Exchange>
+  __device__ void load(const EnsembleView& view, Exchange& ex, const StepParams& p, double (&x)[3], double (&v)[3],
+                       Clock<double>& c, double (&gm)[N]) const {
+    c = Clock<double>{0.0, 0.0, 1.0, 0.0};
+    if (member) {
+      for (int d = 0; d < 3; ++d) {
+        x[d] = body(view, kFieldX + d, self);
+        v[d] = body(view, kFieldVx + d, self);
+      }
+      ex.mass[self] = body(view, kFieldMass, self);
+      ex.radius[self] = body(view, kFieldRadius, self);
+      load_clock(view, c);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < N; ++j) gm[j] = p.G * (member ? ex.mass[j] : 1.0);
+  }
+  // Body self's state, and (body 0's thread) the clock, of a system that ran.
+  __device__ void store(const EnsembleView& view, const double (&x)[3], const double (&v)[3],
+                        const Clock<double>& c) const {
+    for (int d = 0; d < 3; ++d) {
+      view.bodies[body_offset(chunk, kFieldX + d, self, slot, N)] = x[d];
+      view.bodies[body_offset(chunk, kFieldVx + d, self, slot, N)] = v[d];
+    }
+    if (self == 0) {
+      view.clocks[clock_offset(chunk, kClockTime, slot)] = c.time;
+      view.clocks[clock_offset(chunk, kClockTimeStep, slot)] = c.time_step;
+      view.clocks[clock_offset(chunk, kClockStatus, slot)] = c.status;
+      view.clocks[clock_offset(chunk, kClockSteps, slot)] = c.steps;
+    }
+  }
+};
+
+// The monitors of a scheme that keeps inertial coordinates (Hermite, leapfrog, RKCK): publish the
+// state reached, take the star-relative state from the star's published one, and return the
+// system's flags (body_monitor_flags).
+template <int N, class Exchange>
+__device__ __forceinline__ unsigned inertial_monitor_flags(Exchange& ex, int self, bool active, const double (&x)[3],
+                                                           const double (&v)[3], const StepParams& p,
+                                                           const MonitorParams& m) {
+  __syncwarp();
+  if (active) publish(ex, self, x, v);
+  __syncwarp();
+  double rp[3], rv[3], star_x[3], star_v[3];
+  partner_state(ex, 0, star_x, star_v);
+  for (int d = 0; d < 3; ++d) {
+    rp[d] = x[d] - star_x[d];
+    rv[d] = v[d] - star_v[d];
+  }
+  return body_monitor_flags<N>(ex, self, active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
+    double xj[3], vj[3];
+    partner_state(ex, j, xj, vj);
+    for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
+  });
+}
+
 // One thread's body: position, velocity, acceleration, jerk and (HermiteAdaptive) the
 // compensation terms of the position and velocity sums.
 struct BodyState {
@@ -123,43 +250,19 @@ struct BodyState {
 
 // kAdaptive: HermiteAdaptive (time-symmetrised step, compensated sums), else Hermite.
 template <int N, bool kAdaptive>
-__global__ void __launch_bounds__(kCudaBlock)
+__global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
     hermite_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
-  constexpr int kGroups = 32 / N;
-  constexpr int kWarps = kCudaBlock / 32;
+  using Thread = BodyThread<N>;
   constexpr unsigned kAll = 0xffffffffu;
-  __shared__ BodyExchange<N> exchange[kWarps][kGroups];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int group = lane / N < kGroups ? lane / N : kGroups - 1;
-  const int self = lane - group * N;
-  const long system = (static_cast<long>(blockIdx.x) * kWarps + warp) * kGroups + group;
-  // Lanes past the last whole group, and groups past the last system, only keep the warp's
-  // barriers company.
-  const bool member = lane < kGroups * N && system < num_slots;
-  BodyExchange<N>& ex = exchange[warp][group];
-  const long chunk = system / kChunk;
-  const int slot = static_cast<int>(system % kChunk);
-
+  __shared__ BodyExchange<N> exchange[Thread::kWarps][Thread::kGroups];
+  const Thread th(num_slots);
+  const int self = th.self;
+  BodyExchange<N>& ex = exchange[th.warp][th.group];
   BodyState s = {};
   double gm[N];
   LoopState<N, double> ls;
-  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
-  if (member) {
-    for (int d = 0; d < 3; ++d) {
-      s.x[d] = view.bodies[body_offset(chunk, kFieldX + d, self, slot, N)];
-      s.v[d] = view.bodies[body_offset(chunk, kFieldVx + d, self, slot, N)];
-    }
-    ex.mass[self] = view.bodies[body_offset(chunk, kFieldMass, self, slot, N)];
-    ex.radius[self] = view.bodies[body_offset(chunk, kFieldRadius, self, slot, N)];
-    ls.clock.time = view.clocks[clock_offset(chunk, kClockTime, slot)];
-    ls.clock.time_step = view.clocks[clock_offset(chunk, kClockTimeStep, slot)];
-    ls.clock.status = view.clocks[clock_offset(chunk, kClockStatus, slot)];
-    ls.clock.steps = view.clocks[clock_offset(chunk, kClockSteps, slot)];
-  }
-  __syncwarp();
-#pragma unroll
-  for (int j = 0; j < N; ++j) gm[j] = p.G * (member ? ex.mass[j] : 1.0);
-  ls.active = member && ls.clock.status == 0.0 && ls.clock.time < t_end;
+  th.load(view, ex, p, s.x, s.v, ls.clock, gm);
+  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
   const bool started = ls.active;
   auto partner = [&](int j, double(&xj)[3], double(&vj)[3]) { partner_state(ex, j, xj, vj); };
 
@@ -223,106 +326,14 @@ __global__ void __launch_bounds__(kCudaBlock)
     const bool stalled = ls.active && advance_clock(ls, h, last, accepted, t_end);
 
     // Monitors on the state reached, from every body's star-relative position.
-    __syncwarp();
-    if (ls.active) publish(ex, self, s.x, s.v);
-    __syncwarp();
-    double rp[3], rv[3];
-    double star_x[3], star_v[3];
-    partner_state(ex, 0, star_x, star_v);
-    for (int d = 0; d < 3; ++d) {
-      rp[d] = s.x[d] - star_x[d];
-      rv[d] = s.v[d] - star_v[d];
-    }
-    const unsigned all_flags =
-        body_monitor_flags<N>(ex, self, ls.active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
-          double xj[3], vj[3];
-          partner_state(ex, j, xj, vj);
-          for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
-        });
+    const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, s.x, s.v, p, m);
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
-  if (member) {
-    for (int d = 0; d < 3; ++d) {
-      view.bodies[body_offset(chunk, kFieldX + d, self, slot, N)] = s.x[d];
-      view.bodies[body_offset(chunk, kFieldVx + d, self, slot, N)] = s.v[d];
-    }
-    if (self == 0 && started) {
-      ls.clock.time_step = kAdaptive ? ls.h_next : p.time_step;
-      view.clocks[clock_offset(chunk, kClockTime, slot)] = ls.clock.time;
-      view.clocks[clock_offset(chunk, kClockTimeStep, slot)] = ls.clock.time_step;
-      view.clocks[clock_offset(chunk, kClockStatus, slot)] = ls.clock.status;
-      view.clocks[clock_offset(chunk, kClockSteps, slot)] = ls.clock.steps;
-    }
+  if (started) {
+    ls.clock.time_step = kAdaptive ? ls.h_next : p.time_step;
+    th.store(view, s.x, s.v, ls.clock);
   }
 }
-
-// What the MVS and leapfrog body threads exchange: BodyExchange's state and per-body values, and
-// two more vectors per body (MVS Jacobi kick: inertial positions, then inertial accelerations; the
-// monitors: star-relative positions).
-template <int N>
-struct VectorExchange {
-  double2 state[N][3];
-  double vec[N][3];
-  double acc[N][3];
-  double term[N];  // rkck: each body's error term
-  double r2[N];
-  double mass[N];
-  double radius[N];
-  unsigned flags[N];
-};
-
-template <int N>
-__device__ __forceinline__ void publish_vector(double (&dst)[N][3], int self, const double (&x)[3]) {
-  dst[self][0] = x[0];
-  dst[self][1] = x[1];
-  dst[self][2] = x[2];
-}
-
-// A thread's place: its system, its body (self), and whether it has one (member).
-template <int N>
-struct BodyThread {
-  static constexpr int kGroups = 32 / N;
-  static constexpr int kWarps = kCudaBlock / 32;
-  int warp, group, self;
-  long system, chunk;
-  int slot;
-  bool member;
-  __device__ BodyThread(long num_slots) {
-    warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    group = lane / N < kGroups ? lane / N : kGroups - 1;
-    self = lane - group * N;
-    system = (static_cast<long>(blockIdx.x) * kWarps + warp) * kGroups + group;
-    // Lanes past the last whole group, and groups past the last system, only keep the warp's
-    // barriers company.
-    member = lane < kGroups * N && system < num_slots;
-    chunk = system / kChunk;
-    slot = static_cast<int>(system % kChunk);
-  }
-  __device__ double body(const EnsembleView& view, int field, int k) const {
-    return view.bodies[body_offset(chunk, field, k, slot, N)];
-  }
-  __device__ void load_clock(const EnsembleView& view, Clock<double>& c) const {
-    c.time = view.clocks[clock_offset(chunk, kClockTime, slot)];
-    c.time_step = view.clocks[clock_offset(chunk, kClockTimeStep, slot)];
-    c.status = view.clocks[clock_offset(chunk, kClockStatus, slot)];
-    c.steps = view.clocks[clock_offset(chunk, kClockSteps, slot)];
-  }
-  // Body self's state, and (body 0's thread) the clock, of a system that ran.
-  __device__ void store(const EnsembleView& view, const double (&x)[3], const double (&v)[3],
-                        const Clock<double>& c) const {
-    for (int d = 0; d < 3; ++d) {
-      view.bodies[body_offset(chunk, kFieldX + d, self, slot, N)] = x[d];
-      view.bodies[body_offset(chunk, kFieldVx + d, self, slot, N)] = v[d];
-    }
-    if (self == 0) {
-      view.clocks[clock_offset(chunk, kClockTime, slot)] = c.time;
-      view.clocks[clock_offset(chunk, kClockTimeStep, slot)] = c.time_step;
-      view.clocks[clock_offset(chunk, kClockStatus, slot)] = c.status;
-      view.clocks[clock_offset(chunk, kClockSteps, slot)] = c.steps;
-    }
-  }
-};
 
 // MVS with a thread per body (mvs.hpp, every splitting, democratic heliocentric or Jacobi
 // coordinates, with or without correctors), for the systems whose state does not fit one thread
@@ -330,11 +341,12 @@ struct BodyThread {
 // own planet on its Kepler orbit (kepler_drift: the result kepler_drift_bodies gives that planet),
 // computes its own kick from the others' published positions (acceleration_of, in the pair loop's
 // order), and forms the O(n) sums of the jump, of the Jacobi transforms and of the star-relative
-// state from the published vectors in the order mvs.hpp adds them; so a system comes out bitwise as
-// from integrate_lanes() (tests/integrators/test_gpu.cpp). begin() and end() (coordinate changes,
-// correctors), once per launch, run the whole system's mvs.hpp functions in every thread.
+// state from the published vectors with mvs.hpp's per-body functions (planet_sum, jumped,
+// inner_centre, jacobi_kick, outer_centre, ...), in the order mvs.hpp adds them and with its
+// explicit FMAs; so a system comes out bitwise as from integrate_lanes() (tests/integrators/test_gpu.cpp). begin() and
+// end() (coordinate changes, correctors), once per launch, run the whole system's mvs.hpp functions in every thread.
 template <int N>
-__global__ void __launch_bounds__(kCudaBlock)
+__global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
     mvs_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
   using S = Mvs<N, double>;
   using Thread = BodyThread<N>;
@@ -346,25 +358,19 @@ __global__ void __launch_bounds__(kCudaBlock)
   const bool democratic = p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric;
 
   LoopState<N, double> ls;
-  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
-  if (th.member) {
-    ex.mass[self] = th.body(view, kFieldMass, self);
-    ex.radius[self] = th.body(view, kFieldRadius, self);
-    th.load_clock(view, ls.clock);
-  }
-  __syncwarp();
-  // Loop invariants: G m_j; the Jacobi fractions m_i / M_i (M_i = m_0 + ... + m_i) and this
-  // body's 1 / M_{self-1}, M_self, as mvs.hpp forms them.
-  double gm[N], fraction[N];
+  // begin() below replaces x and v with the scheme's coordinates of this body.
+  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, gm[N];
+  th.load(view, ex, p, x, v, ls.clock, gm);
+  // Loop invariants: the Jacobi fractions m_i / M_i (M_i = m_0 + ... + m_i) and this body's
+  // 1 / M_{self-1}, M_self, as mvs.hpp forms them.
+  double fraction[N];
   double msum = th.member ? ex.mass[0] : 1.0, m_inner = 1.0, m_through = 1.0;
   fraction[0] = 0.0;
-#pragma unroll
-  for (int j = 0; j < N; ++j) gm[j] = p.G * (th.member ? ex.mass[j] : 1.0);
 #pragma unroll
   for (int j = 1; j < N; ++j) {
     const double inner = msum;
     msum = msum + (th.member ? ex.mass[j] : 1.0);
-    fraction[j] = (th.member ? ex.mass[j] : 1.0) * (1.0 / msum);
+    fraction[j] = S::jacobi_fraction(th.member ? ex.mass[j] : 1.0, msum);
     if (j == self) {
       m_inner = inner;
       m_through = msum;
@@ -375,7 +381,7 @@ __global__ void __launch_bounds__(kCudaBlock)
   const bool started = ls.active;
 
   // begin: the whole system's S::begin, in every thread of the system.
-  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, mu = 0.0, pending = 0.0;
+  double mu = 0.0, pending = 0.0;
   if (started) {
     Bodies<N, double> full;
     for (int k = 0; k < N; ++k) {
@@ -411,7 +417,7 @@ __global__ void __launch_bounds__(kCudaBlock)
       if (self > 0) {
         if (!kepler_drift(x, v, mu, tau)) flags = kFlagKeplerFailure;
       } else {
-        for (int d = 0; d < 3; ++d) x[d] = x[d] + tau * v[d];  // centre of mass
+        for (int d = 0; d < 3; ++d) x[d] = S::advanced(x[d], tau, v[d]);  // centre of mass
       }
     }
     return flags;
@@ -420,17 +426,11 @@ __global__ void __launch_bounds__(kCudaBlock)
     if (!democratic) return;  // Jacobi coordinates have no jump term
     publish_state();
     if (!ls.active) return;
-    const double tau_m0 = tau * (1.0 / ex.mass[0]);
-    for (int d = 0; d < 3; ++d) {
-      double mv = 0.0;
+    const double tau_m0 = S::jump_factor(tau, ex.mass[0]);
 #pragma unroll
-      for (int i = 1; i < N; ++i) {
-        double xi[3], vi[3];
-        partner_state(ex, i, xi, vi);
-        mv += ex.mass[i] * vi[d];
-      }
-      const double shift = tau_m0 * mv;
-      if (self > 0) x[d] = x[d] + shift;
+    for (int d = 0; d < 3; ++d) {
+      const double mv = S::template planet_sum<true>(ex.mass, [&](int i) { return partner_velocity(ex, i, d); });
+      if (self > 0) x[d] = S::jumped(x[d], tau_m0, mv);
     }
   };
   auto kick = [&](double tau) {
@@ -451,7 +451,7 @@ __global__ void __launch_bounds__(kCudaBlock)
           double xi[3], vi[3];
           partner_state(ex, i, xi, vi);
           for (int d = 0; d < 3; ++d) {
-            rx[d] = rx[d] - fraction[i] * xi[d];
+            rx[d] = S::inner_centre(rx[d], fraction[i], xi[d]);
             if (i == self) xin[d] = xi[d] + rx[d];
           }
         }
@@ -475,16 +475,14 @@ __global__ void __launch_bounds__(kCudaBlock)
 #pragma unroll
         for (int k = 1; k < N; ++k) {
           if (k >= self) break;
-          for (int d = 0; d < 3; ++d) ca[d] += ex.mass[k] * ex.acc[k][d];
+          for (int d = 0; d < 3; ++d) ca[d] = S::inner_moment(ca[d], ex.mass[k], ex.acc[k][d]);
         }
-        const double r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-        const double rinv = lane_rsqrt(r2);
-        const double kepler_term = double(p.G * ex.mass[0]) * m_through * inv_m_inner * rinv * rinv * rinv;
-        for (int d = 0; d < 3; ++d) acc[d] = a[d] - ca[d] * inv_m_inner + kepler_term * x[d];
+        const double kepler = S::kepler_term(double(p.G * ex.mass[0]), m_through, inv_m_inner, x);
+        for (int d = 0; d < 3; ++d) acc[d] = S::jacobi_kick(a[d], ca[d], inv_m_inner, kepler, x[d]);
       }
     }
     if (ls.active && self > 0)
-      for (int d = 0; d < 3; ++d) v[d] = v[d] + tau * acc[d];
+      for (int d = 0; d < 3; ++d) v[d] = S::advanced(v[d], tau, acc[d]);
   };
 
   while (__any_sync(kAll, ls.active)) {
@@ -524,16 +522,9 @@ __global__ void __launch_bounds__(kCudaBlock)
       if (democratic) {
         const double inv_m0 = 1.0 / ex.mass[0];
         for (int d = 0; d < 3; ++d) {
-          double mv = 0.0;
-#pragma unroll
-          for (int i = 1; i < N; ++i) {
-            double xi[3], vi[3];
-            partner_state(ex, i, xi, vi);
-            mv += ex.mass[i] * vi[d];
-          }
-          const double star_offset = mv * inv_m0;
+          const double mv = S::template planet_sum<true>(ex.mass, [&](int i) { return partner_velocity(ex, i, d); });
           rp[d] = x[d];
-          rv[d] = v[d] + star_offset;
+          rv[d] = S::star_relative_velocity(v[d], mv, inv_m0);
         }
       } else {
         double sx[3] = {0.0, 0.0, 0.0}, sv[3] = {0.0, 0.0, 0.0};
@@ -543,8 +534,8 @@ __global__ void __launch_bounds__(kCudaBlock)
           double xi[3], vi[3];
           partner_state(ex, i, xi, vi);
           for (int d = 0; d < 3; ++d) {
-            sx[d] = sx[d] + fraction[i] * xi[d];
-            sv[d] = sv[d] + fraction[i] * vi[d];
+            sx[d] = S::outer_centre(sx[d], fraction[i], xi[d]);
+            sv[d] = S::outer_centre(sv[d], fraction[i], vi[d]);
           }
         }
         for (int d = 0; d < 3; ++d) {
@@ -592,7 +583,7 @@ __global__ void __launch_bounds__(kCudaBlock)
 // Leapfrog (leapfrog.hpp) with a thread per body: kick, drift, this body's acceleration from the
 // others' published positions (acceleration_of), kick; monitors as the Hermite body kernel's.
 template <int N>
-__global__ void __launch_bounds__(kCudaBlock)
+__global__ void __launch_bounds__(kCudaBlock, kLeapfrogBodyMinBlocks)
     leapfrog_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
   using Thread = BodyThread<N>;
   constexpr unsigned kAll = 0xffffffffu;
@@ -601,21 +592,8 @@ __global__ void __launch_bounds__(kCudaBlock)
   const int self = th.self;
   VectorExchange<N>& ex = exchange[th.warp][th.group];
   LoopState<N, double> ls;
-  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
-  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0};
-  if (th.member) {
-    for (int d = 0; d < 3; ++d) {
-      x[d] = th.body(view, kFieldX + d, self);
-      v[d] = th.body(view, kFieldVx + d, self);
-    }
-    ex.mass[self] = th.body(view, kFieldMass, self);
-    ex.radius[self] = th.body(view, kFieldRadius, self);
-    th.load_clock(view, ls.clock);
-  }
-  __syncwarp();
-  double gm[N];
-#pragma unroll
-  for (int j = 0; j < N; ++j) gm[j] = p.G * (th.member ? ex.mass[j] : 1.0);
+  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0}, gm[N];
+  th.load(view, ex, p, x, v, ls.clock, gm);
   ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
   const bool started = ls.active;
   auto partner_x = [&](int j, double(&xj)[3]) {
@@ -650,19 +628,7 @@ __global__ void __launch_bounds__(kCudaBlock)
       for (int d = 0; d < 3; ++d) v[d] = v[d] + half * acc[d];
     }
     const bool stalled = ls.active && advance_clock(ls, h, last, true, t_end);
-    publish_state();
-    double rp[3], rv[3], star_x[3], star_v[3];
-    partner_state(ex, 0, star_x, star_v);
-    for (int d = 0; d < 3; ++d) {
-      rp[d] = x[d] - star_x[d];
-      rv[d] = v[d] - star_v[d];
-    }
-    const unsigned all_flags =
-        body_monitor_flags<N>(ex, self, ls.active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
-          double xj[3], vj[3];
-          partner_state(ex, j, xj, vj);
-          for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
-        });
+    const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, x, v, p, m);
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
   if (started) {
@@ -676,7 +642,7 @@ __global__ void __launch_bounds__(kCudaBlock)
 // positions, the compensated update and error term of this body (Rkck::body_update), the
 // system's error as the max over its bodies in body order, then Rkck::control in every thread.
 template <int N>
-__global__ void __launch_bounds__(kCudaBlock)
+__global__ void __launch_bounds__(kCudaBlock, kRkckBodyMinBlocks)
     rkck_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
   using R = Rkck<N, double>;
   using Thread = BodyThread<N>;
@@ -686,22 +652,9 @@ __global__ void __launch_bounds__(kCudaBlock)
   const int self = th.self;
   VectorExchange<N>& ex = exchange[th.warp][th.group];
   LoopState<N, double> ls;
-  ls.clock = Clock<double>{0.0, 0.0, 1.0, 0.0};
-  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0};
+  double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0}, gm[N];
   double comp_x[3] = {0.0, 0.0, 0.0}, comp_v[3] = {0.0, 0.0, 0.0};
-  if (th.member) {
-    for (int d = 0; d < 3; ++d) {
-      x[d] = th.body(view, kFieldX + d, self);
-      v[d] = th.body(view, kFieldVx + d, self);
-    }
-    ex.mass[self] = th.body(view, kFieldMass, self);
-    ex.radius[self] = th.body(view, kFieldRadius, self);
-    th.load_clock(view, ls.clock);
-  }
-  __syncwarp();
-  double gm[N];
-#pragma unroll
-  for (int j = 0; j < N; ++j) gm[j] = p.G * (th.member ? ex.mass[j] : 1.0);
+  th.load(view, ex, p, x, v, ls.clock, gm);
   ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
   const bool started = ls.active;
   auto partner_x = [&](int j, double(&xj)[3]) {
@@ -771,19 +724,7 @@ __global__ void __launch_bounds__(kCudaBlock)
       }
     }
     const bool stalled = ls.active && advance_clock(ls, h, last, accepted, t_end);
-    publish_pair(x, v);
-    double rp[3], rv[3], star_x[3], star_v[3];
-    partner_state(ex, 0, star_x, star_v);
-    for (int d = 0; d < 3; ++d) {
-      rp[d] = x[d] - star_x[d];
-      rv[d] = v[d] - star_v[d];
-    }
-    const unsigned all_flags =
-        body_monitor_flags<N>(ex, self, ls.active, rp, rv, 0u, p, m, [&](int j, double(&rpj)[3]) {
-          double xj[3], vj[3];
-          partner_state(ex, j, xj, vj);
-          for (int d = 0; d < 3; ++d) rpj[d] = xj[d] - star_x[d];
-        });
+    const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, x, v, p, m);
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
   if (started) {
@@ -800,7 +741,7 @@ unsigned body_kernel_grid(const EnsembleView& view) {
   return static_cast<unsigned>((slots + per_block - 1) / per_block);
 }
 
-// Kernel<N> for the ensemble's n: mvs_body_kernel or leapfrog_body_kernel.
+// Kernel<N> for the ensemble's n: MvsBodies, LeapfrogBodies or RkckBodies.
 template <template <int> class Launch>
 void launch_bodies(EnsembleView view, const RunRequest& request) {
   dispatch_bodies(view.num_bodies, [&](auto n) {
@@ -835,11 +776,9 @@ template <bool kAdaptive>
 void launch_hermite_bodies(EnsembleView view, const RunRequest& request) {
   dispatch_bodies(view.num_bodies, [&](auto n) {
     constexpr int N = decltype(n)::value;
-    constexpr int per_block = (kCudaBlock / 32) * (32 / N);
-    const long slots = view.num_chunks * kChunk;
-    const unsigned grid = static_cast<unsigned>((slots + per_block - 1) / per_block);
-    hermite_body_kernel<N, kAdaptive><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(request.cuda_stream)>>>(
-        view, slots, request.destination_time, request.step, request.monitors);
+    hermite_body_kernel<N, kAdaptive>
+        <<<body_kernel_grid<N>(view), kCudaBlock, 0, static_cast<cudaStream_t>(request.cuda_stream)>>>(
+            view, view.num_chunks * kChunk, request.destination_time, request.step, request.monitors);
   });
   SWARMFIT_CUDA_CHECK(cudaGetLastError());
 }

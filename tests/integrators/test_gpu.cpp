@@ -125,12 +125,6 @@ TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
   };
   for (const LayoutCase& c : cases) {
     for (int n : {3, 5, 8, 10, 16}) {
-      // Not yet bitwise: MVS in democratic heliocentric coordinates from n = 10 (where one thread
-      // per system no longer unrolls its body loops) differs in the last bits of a few systems
-      // (3 of 64 at n = 16); it agrees with the CPU to 1e-12 (AgreesWithCpuAfter1000Steps, n = 12
-      // and 16). Suspected: the jump's shift (tau / m0) sum m_i V_i, one product used n - 1 times
-      // by one thread per system, once by a thread per body, which ptxas then fuses into the sum.
-      if (c.integrator == std::string("mvs") && c.coordinates == dh && n >= 10) continue;
       Ensemble per_system = stopping_ensemble(64, n), per_body = stopping_ensemble(64, n);
       // rmax beyond the outermost orbit (a = 1.4^(n-2)), and one planet beyond rmax.
       const double rmax = n > 10 ? 200.0 : 50.0;

@@ -30,6 +30,54 @@ struct Mvs {
     T kepler_mu[N];  // the Kepler operator's G m per planet ([0] unused): set once in begin()
   };
 
+  // ---- per-body pieces of the operators and frame changes. The per-system code below and the
+  // thread-per-body CUDA kernel (integrators/src/cuda_body_kernels.cuh) both form their sums and
+  // updates through these, with every rounding written out (lane_fma), so that one body comes out
+  // with the same bits from either whatever the compiler would contract on its own (it fuses a
+  // product used by one update, not one shared by a rolled loop's n - 1 updates).
+  // sum_{i >= 1} m_i u(i) in body order: the planets' momentum (jump, star_relative). kUnrolled:
+  // unrolled for any n (a thread per body, which keeps the loop's loads in flight), else as the
+  // per-system body loops (SWARMFIT_UNROLL_BODIES); the same bits either way.
+  template <bool kUnrolled = false, class Masses, class U>
+  SWARMFIT_HD static T planet_sum(const Masses& mass, U&& u) {
+    T s = 0.0;
+    if constexpr (kUnrolled) {
+      SWARMFIT_UNROLL
+      for (int i = 1; i < N; ++i) s = lane_fma(T(mass[i]), u(i), s);
+    } else {
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) s = lane_fma(T(mass[i]), u(i), s);
+    }
+    return s;
+  }
+  // The jump of one heliocentric coordinate (Duncan et al. 1998, eq. 10): Q + (tau / m0) sum m V.
+  SWARMFIT_HD static T jump_factor(T tau, T m0) { return tau * (1.0 / m0); }
+  SWARMFIT_HD static T jumped(T q, T tau_m0, T momentum) { return lane_fma(tau_m0, momentum, q); }
+  // A drift or kick of one coordinate: q + tau u.
+  SWARMFIT_HD static T advanced(T q, T tau, T u) { return lane_fma(tau, u, q); }
+  // Jacobi fraction m_i / M_i (M_i = m_0 + ... + m_i), one reciprocal per body.
+  SWARMFIT_HD static T jacobi_fraction(T mass, T msum) { return mass * (1.0 / msum); }
+  // The Jacobi -> inertial sweep from the outside in: the centre of mass of bodies 0..i-1 is
+  // R_{i-1} = R_i - (m_i / M_i) x'_i, and body i sits at x'_i + R_{i-1}.
+  SWARMFIT_HD static T inner_centre(T r, T fraction, T jacobi) { return lane_fma(-fraction, jacobi, r); }
+  // The star-relative sweep from the inside out (star_relative): X_i - x_0 = X_{i-1} - x_0 + (m_i / M_i) x'_i.
+  SWARMFIT_HD static T outer_centre(T s, T fraction, T jacobi) { return lane_fma(fraction, jacobi, s); }
+  // A planet's barycentric velocity relative to the star in democratic heliocentric coordinates:
+  // V_i - v_0 = V_i + sum m_k V_k / m0.
+  SWARMFIT_HD static T star_relative_velocity(T vel, T momentum, T inv_m0) { return lane_fma(momentum, inv_m0, vel); }
+  // The Jacobi kick of planet i (perturbation()): a_i - A_{i-1} plus the Kepler term
+  // G m0 M_i / M_{i-1} x'_i / r'_i^3 that H_Kepler accounts for, with ca = sum_{k < i} m_k a_k
+  // = M_{i-1} A_{i-1} (inner_moment) and inv_m = 1 / M_{i-1}.
+  SWARMFIT_HD static T inner_moment(T ca, T mass, T a) { return lane_fma(mass, a, ca); }
+  SWARMFIT_HD static T kepler_term(T gm0, T m_through, T inv_m, const T (&x)[3]) {
+    const T r2 = lane_fma(x[2], x[2], lane_fma(x[1], x[1], x[0] * x[0]));
+    const T rinv = lane_rsqrt(r2);
+    return gm0 * m_through * inv_m * rinv * rinv * rinv;
+  }
+  SWARMFIT_HD static T jacobi_kick(T a, T ca, T inv_m, T kepler, T x) {
+    return lane_fma(kepler, x, lane_fma(-ca, inv_m, a));
+  }
+
   // ---- coordinate changes (in place on b.pos / b.vel; slot 0 holds the centre of mass)
   SWARMFIT_HD static void inertial_to_democratic(Bodies<N, T>& b) {
     T mtot = 0.0, cx[3] = {0.0, 0.0, 0.0}, cv[3] = {0.0, 0.0, 0.0};
@@ -121,11 +169,11 @@ struct Mvs {
     for (int i = N - 1; i >= 1; --i) {
       // One reciprocal per body (a division is ~10 FMAs on a GPU, ~100 with a zero numerator: a
       // test particle's mass).
-      const T fraction = jac.mass[i] * (1.0 / msum[i]);
+      const T fraction = jacobi_fraction(jac.mass[i], msum[i]);
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) {
-        rx[d] = rx[d] - fraction * jac.pos[i][d];
-        rv[d] = rv[d] - fraction * jac.vel[i][d];
+        rx[d] = inner_centre(rx[d], fraction, jac.pos[i][d]);
+        rv[d] = inner_centre(rv[d], fraction, jac.vel[i][d]);
         x[i][d] = jac.pos[i][d] + rx[d];
         v[i][d] = jac.vel[i][d] + rv[d];
       }
@@ -178,21 +226,18 @@ struct Mvs {
   SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const T (&mu)[N], T tau) {
     const Mask ok = kepler_drift_bodies<N>(b.pos, b.vel, mu, tau);
     SWARMFIT_UNROLL
-    for (int d = 0; d < 3; ++d) b.pos[0][d] = b.pos[0][d] + tau * b.vel[0][d];  // centre of mass
+    for (int d = 0; d < 3; ++d) b.pos[0][d] = advanced(b.pos[0][d], tau, b.vel[0][d]);  // centre of mass
     return ok;
   }
   SWARMFIT_HD static void jump(Bodies<N, T>& b, T tau) {
     // Products with 1/m0: the z sums of a coplanar system are exactly 0, and 0 / m0 takes the
     // GPU's slow division path.
-    const T tau_m0 = tau * (1.0 / b.mass[0]);
+    const T tau_m0 = jump_factor(tau, b.mass[0]);
     SWARMFIT_UNROLL
     for (int d = 0; d < 3; ++d) {
-      T mv = 0.0;
+      const T mv = planet_sum(b.mass, [&](int i) { return b.vel[i][d]; });
       SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 1; i < N; ++i) mv += b.mass[i] * b.vel[i][d];
-      const T shift = tau_m0 * mv;
-      SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 1; i < N; ++i) b.pos[i][d] = b.pos[i][d] + shift;
+      for (int i = 1; i < N; ++i) b.pos[i][d] = jumped(b.pos[i][d], tau_m0, mv);
     }
   }
   // The acceleration the kick applies (the interaction part of H), per planet in the
@@ -212,13 +257,11 @@ struct Mvs {
       for (int i = 1; i < N; ++i) {
         const T mnew = m + b.mass[i];
         const T inv_m = 1.0 / m;
-        const T r2 = b.pos[i][0] * b.pos[i][0] + b.pos[i][1] * b.pos[i][1] + b.pos[i][2] * b.pos[i][2];
-        const T rinv = lane_rsqrt(r2);
-        const T kepler_term = T(p.G * b.mass[0]) * mnew * inv_m * rinv * rinv * rinv;
+        const T kepler = kepler_term(T(p.G * b.mass[0]), mnew, inv_m, b.pos[i]);
         SWARMFIT_UNROLL
         for (int d = 0; d < 3; ++d) {
-          acc[i][d] = a[i][d] - ca[d] * inv_m + kepler_term * b.pos[i][d];
-          ca[d] += b.mass[i] * a[i][d];
+          acc[i][d] = jacobi_kick(a[i][d], ca[d], inv_m, kepler, b.pos[i][d]);
+          ca[d] = inner_moment(ca[d], b.mass[i], a[i][d]);
         }
         m = mnew;
       }
@@ -257,7 +300,7 @@ struct Mvs {
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
       SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) b.vel[i][d] = b.vel[i][d] + tau * acc[i][d];
+      for (int d = 0; d < 3; ++d) b.vel[i][d] = advanced(b.vel[i][d], tau, acc[i][d]);
     }
   }
 
@@ -468,16 +511,13 @@ struct Mvs {
       const T inv_m0 = 1.0 / b.mass[0];
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) {
-        T mv = 0.0;
-        SWARMFIT_UNROLL_BODIES(N)
-        for (int i = 1; i < N; ++i) mv += b.mass[i] * b.vel[i][d];
-        const T star_offset = mv * inv_m0;  // V_i - v_star = V_i + sum m_k V_k / m0
+        const T mv = planet_sum(b.mass, [&](int i) { return b.vel[i][d]; });
         rp[0][d] = 0.0;
         rv[0][d] = 0.0;
         SWARMFIT_UNROLL_BODIES(N)
         for (int i = 1; i < N; ++i) {
           rp[i][d] = b.pos[i][d];
-          rv[i][d] = b.vel[i][d] + star_offset;
+          rv[i][d] = star_relative_velocity(b.vel[i][d], mv, inv_m0);
         }
       }
     } else {
@@ -498,11 +538,11 @@ struct Mvs {
         }
         if (i + 1 < N) {
           msum = msum + b.mass[i];
-          const T fraction = b.mass[i] * (1.0 / msum);
+          const T fraction = jacobi_fraction(b.mass[i], msum);
           SWARMFIT_UNROLL
           for (int d = 0; d < 3; ++d) {
-            sx[d] = sx[d] + fraction * b.pos[i][d];
-            sv[d] = sv[d] + fraction * b.vel[i][d];
+            sx[d] = outer_centre(sx[d], fraction, b.pos[i][d]);
+            sv[d] = outer_centre(sv[d], fraction, b.vel[i][d]);
           }
         }
       }
