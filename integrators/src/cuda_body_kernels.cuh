@@ -4,7 +4,8 @@
 // consecutive lanes of one warp (floor(32 / n) systems per warp, as Swarm-NG gives a system several threads, Dindar
 // et al. 2013 sec. 3); each thread keeps its body in registers and, before every force evaluation, publishes it in
 // shared memory, from which the others read it. The physics is the schemes' own per-body functions (hermite.hpp's
-// predictor and corrector, rkck.hpp's stage state and update, the Kepler drift of one planet), gravity.hpp's per-body
+// predictor and corrector, rkck.hpp's stage state and update, leapfrog.hpp's kick and drift, mvs.hpp's jump, Jacobi
+// sweeps and kick, the Kepler drift of one planet), gravity.hpp's per-body
 // force loops (partners in the order the pair loop adds them) and driver.hpp's clock and monitor functions, and
 // every O(n) sum is formed in the order the per-system code forms it, so a system comes out bitwise as from
 // integrate_lanes() (tests/integrators/test_gpu.cpp).
@@ -17,8 +18,10 @@ namespace swarmfit {
 // Blocks per multiprocessor that each body kernel's registers must allow (__launch_bounds__): with
 // the default (1) ptxas gives them up to 255 registers and 2 warps per scheduler, which leaves a
 // body thread's latencies (shared-memory exchange, Kepler iterations) uncovered. Measured on the
-// H100 for n = 3..16 with 1, 4 and 6 (bench/RESULTS.md, run 12): 4 is fastest for Hermite, MVS
-// and RKCK (to 1.6x at n = 10..16), 6 for leapfrog, whose state is smallest.
+// H100 with 1, 4 and 6 (bench/RESULTS.md, run 12; B2, n = 3..16 with a thread per body): 4 is
+// fastest for MVS and RKCK (to 1.6x at n = 10..16); for Hermite 4 and 6 are within 6% of each
+// other (4 ahead at n = 12, 6 at n = 8 and 16; HermiteAdaptive shares the setting, unmeasured);
+// 6 for leapfrog, whose state is smallest.
 constexpr int kHermiteBodyMinBlocks = 4;
 constexpr int kMvsBodyMinBlocks = 4;
 constexpr int kRkckBodyMinBlocks = 4;
@@ -131,8 +134,9 @@ __device__ __forceinline__ void settle_body_status(LoopState<N, double>& ls, uns
   settle_status(ls, t_end, m);
 }
 
-// What the MVS, leapfrog and RKCK body threads exchange: BodyExchange's state and per-body values,
-// and two more vectors per body (MVS Jacobi kick: inertial positions, then inertial accelerations; the
+// What the MVS, leapfrog and RKCK body threads exchange (one type for the three; leapfrog needs
+// only BodyExchange's part, RKCK also `term`): BodyExchange's state and per-body values, and two
+// more vectors per body (MVS Jacobi kick: inertial positions, then inertial accelerations; the
 // monitors: star-relative positions).
 template <int N>
 struct VectorExchange {
@@ -343,8 +347,9 @@ __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
 // order), and forms the O(n) sums of the jump, of the Jacobi transforms and of the star-relative
 // state from the published vectors with mvs.hpp's per-body functions (planet_sum, jumped,
 // inner_centre, jacobi_kick, outer_centre, ...), in the order mvs.hpp adds them and with its
-// explicit FMAs; so a system comes out bitwise as from integrate_lanes() (tests/integrators/test_gpu.cpp). begin() and
-// end() (coordinate changes, correctors), once per launch, run the whole system's mvs.hpp functions in every thread.
+// explicit FMAs; so a system comes out bitwise as from integrate_lanes()
+// (tests/integrators/test_gpu.cpp). begin() and end() (coordinate changes, correctors), once per
+// launch, run the whole system's mvs.hpp functions in every thread.
 template <int N>
 __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
     mvs_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
@@ -580,8 +585,9 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
   }
 }
 
-// Leapfrog (leapfrog.hpp) with a thread per body: kick, drift, this body's acceleration from the
-// others' published positions (acceleration_of), kick; monitors as the Hermite body kernel's.
+// Leapfrog (leapfrog.hpp) with a thread per body: Leapfrog::kick_drift, this body's acceleration
+// from the others' published positions (acceleration_of), Leapfrog::kick; monitors as the Hermite
+// body kernel's.
 template <int N>
 __global__ void __launch_bounds__(kCudaBlock, kLeapfrogBodyMinBlocks)
     leapfrog_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
@@ -615,17 +621,12 @@ __global__ void __launch_bounds__(kCudaBlock, kLeapfrogBodyMinBlocks)
     double h = 0.0;
     if (ls.active) {
       h = step_to_take(ls, t_end, last);
-      const double half = 0.5 * h;
-      for (int d = 0; d < 3; ++d) {
-        v[d] = v[d] + half * acc[d];
-        x[d] = x[d] + h * v[d];
-      }
+      Leapfrog<N, double>::kick_drift(x, v, acc, h, 0.5 * h);
     }
     publish_state();
     if (ls.active) {
       acceleration_of<N>(self, x, gm, partner_x, acc);
-      const double half = 0.5 * h;
-      for (int d = 0; d < 3; ++d) v[d] = v[d] + half * acc[d];
+      Leapfrog<N, double>::kick(v, acc, 0.5 * h);
     }
     const bool stalled = ls.active && advance_clock(ls, h, last, true, t_end);
     const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, x, v, p, m);

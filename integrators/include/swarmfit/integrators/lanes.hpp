@@ -241,9 +241,18 @@ inline PackMask<W> mask_not(PackMask<W> a) {
     }                                   \
     return r;                           \
   }
+// Rounded once, as the scalar fma(): one vfmadd where the target has FMA (contraction); elsewhere
+// (SWARMFIT_MARCH without FMA) a fused multiply-add per lane, so a pack still gives bitwise the
+// result of one system alone.
 template <int W>
 inline Pack<W> lane_fma(Pack<W> a, Pack<W> b, Pack<W> c) {
-  return Pack<W>(a.v * b.v + c.v);  // one vfmadd (FMA contraction; the CPU targets have FMA)
+#if defined(__FMA__)
+  return Pack<W>(a.v * b.v + c.v);
+#else
+  Pack<W> r;
+  for (int i = 0; i < W; ++i) r.v[i] = __builtin_fma(a.v[i], b.v[i], c.v[i]);
+  return r;
+#endif
 }
 SWARMFIT_PACK_UNARY(lane_sqrt, __builtin_sqrt(x))
 SWARMFIT_PACK_UNARY(lane_abs, __builtin_fabs(x))

@@ -18,22 +18,26 @@ struct Leapfrog : InertialCoordinates<N, T> {
     accelerations<N>(b.pos, b.mass, p.G, w.acc);
     h_next = p.time_step;
   }
+  // One body's opening half kick and drift, and its closing half kick, with the roundings written
+  // out: the thread-per-body CUDA kernel (cuda_body_kernels.cuh) calls the same functions.
+  SWARMFIT_HD static void kick_drift(T (&x)[3], T (&v)[3], const T (&a)[3], T h, T half) {
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) {
+      v[d] = lane_fma(half, a[d], v[d]);
+      x[d] = lane_fma(h, v[d], x[d]);
+    }
+  }
+  SWARMFIT_HD static void kick(T (&v)[3], const T (&a)[3], T half) {
+    SWARMFIT_UNROLL
+    for (int d = 0; d < 3; ++d) v[d] = lane_fma(half, a[d], v[d]);
+  }
   SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
     const T half = 0.5 * h;
     SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
-      SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) {
-        b.vel[i][d] = b.vel[i][d] + half * w.acc[i][d];
-        b.pos[i][d] = b.pos[i][d] + h * b.vel[i][d];
-      }
-    }
+    for (int i = 0; i < N; ++i) kick_drift(b.pos[i], b.vel[i], w.acc[i], h, half);
     accelerations<N>(b.pos, b.mass, p.G, w.acc);
     SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
-      SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) b.vel[i][d] = b.vel[i][d] + half * w.acc[i][d];
-    }
+    for (int i = 0; i < N; ++i) kick(b.vel[i], w.acc[i], half);
     h_next = p.time_step;
     accepted = Mask(true);
     return Mask(true);
