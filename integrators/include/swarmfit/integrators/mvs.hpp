@@ -277,7 +277,7 @@ struct Mvs {
   // the star by tau (a_0 - sum_i G m0 m_i / M_{i-1} x'_i / r'_i^3). The i = 1 term is the star's
   // attraction by planet 1 itself (x'_1 = x_1 - x_0, M_0 = m0), which cancels a_0's: what is left
   // is sum_{j >= 2} G m_j [(x_j - x_0) / |x_j - x_0|^3 - (m0 / M_{j-1}) x'_j / r'_j^3].
-  SWARMFIT_HD_COLD static T kick_star_az(const Bodies<N, T>& b, const StepParams& p) {
+  SWARMFIT_HD static T kick_star_az(const Bodies<N, T>& b, const StepParams& p) {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) return T(0.0);
     T rp[N][3], rv[N][3];
     star_relative(b, Work{}, p, rp, rv);
@@ -445,10 +445,14 @@ struct Mvs {
   SWARMFIT_HD static bool dense_observations(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick;
   }
+  // dense_star_vz, kick_star_az and dense_state are inlined into their callers, which are the
+  // observers' out-of-line functions (star_vz_at_offset, refine_transit): as out-of-line functions
+  // of their own, a second level of calls, they took and returned the state through GPU local
+  // memory (B7's observers +52% -> +46%, bench/RESULTS.md run 12).
   // The kick's change of the star's v_z, h a_z (kick_star_az), is taken from the stored positions,
   // which are the kick's (the jump after it is empty in Jacobi coordinates, and a_z = 0 in
   // democratic heliocentric ones): computed here, once per observation, instead of in every step.
-  SWARMFIT_HD_COLD static T dense_star_vz(const Bodies<N, T>& b, const Work& w, const StepParams& p, T delta) {
+  SWARMFIT_HD static T dense_star_vz(const Bodies<N, T>& b, const Work& w, const StepParams& p, T delta) {
     Bodies<N, T> copy = b;
     kepler(copy, w.kepler_mu, w.pending + delta);
     T vz;
@@ -478,8 +482,8 @@ struct Mvs {
   SWARMFIT_HD static bool dense_states(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick && p.mvs_coordinates == MvsCoordinates::kJacobi;
   }
-  SWARMFIT_HD_COLD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& /*p*/,
-                                           const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
+  SWARMFIT_HD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& /*p*/,
+                                      const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
     const T h = 2.0 * w.pending;
     const Mask before = delta < -w.pending;  // the segment before this step's kick
     const T u = select(before, delta + h, delta);

@@ -242,6 +242,9 @@ struct ObserverRecord {
     (void)parked;
 #endif
     if (any(rv_due)) record_rv<Scheme>(b, w, p, t_new, advanced);
+    bool any_crossing = false;
+    for (int i = 1; i < N && i < kMaxObservedBodies; ++i) any_crossing = any_crossing || any(crossing[i]);
+    if (!any_crossing) return;  // an RV-only event needs no star-relative state
     T rp[N][3], rv[N][3];
     Scheme<N, T>::star_relative(b, w, p, rp, rv);
     for (int i = 1; i < N && i < kMaxObservedBodies; ++i) {
