@@ -452,14 +452,15 @@ struct LikelihoodObserver {
     const Mask rv_due = mask_and(advanced, rv_next_time <= t_new + Scheme<N, T>::observation_lag(w, p));
     bool any_event = any(rv_due);
     Mask crossing_now[N];  // registers; copied to memory only when there is an event
+    // Without branches: g is two products per planet, and a branch per planet (on `detect`, the
+    // same in every lane) cost the loop its reconvergence barriers.
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
-      crossing_now[i] = Mask(false);
-      if (!detect[i]) continue;
       const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
-      crossing_now[i] = mask_and(mask_and(advanced, g_was_negative[i]), mask_and(g >= 0.0, rp[i][2] > 0.0));
-      g_was_negative[i] = select(advanced, g < 0.0, g_was_negative[i]);
-      any_event = any_event || any(crossing_now[i]);
+      const Mask watch = mask_and(advanced, Mask(detect[i]));
+      crossing_now[i] = mask_and(mask_and(watch, g_was_negative[i]), mask_and(g >= 0.0, rp[i][2] > 0.0));
+      g_was_negative[i] = select(watch, g < 0.0, g_was_negative[i]);
+      any_event = any_event | any(crossing_now[i]);
     }
     if (any_event) {
       struct Parked {
