@@ -145,7 +145,6 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
   tables_.transit_epoch = transit_epoch_.data();
   tables_.star_radius = settings_.star_radius;
   tables_.student_nu = settings_.student_nu;
-  tables_.newton_tolerance = 1e-4;  // days: the next change would be < (n/2) 1e-8 d (observers.hpp)
   // Parameter-independent terms: RV 2 pi; transit-time normalisations.
   const double log_two_pi = std::log(2.0 * units::kPi);
   double norm = -0.5 * tables_.num_rv * log_two_pi;

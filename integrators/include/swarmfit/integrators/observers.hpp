@@ -61,7 +61,6 @@ struct ObservationTables {
   double ephemeris_period[kMaxObservedBodies] = {};  // 0: number conjunctions from 0
   double star_radius = 0.0;                          // same length unit as positions; 0: no check
   double student_nu = 0.0;                           // 0: Gaussian transit-time likelihood
-  double newton_tolerance = 1e-4;                    // time unit; Newton stops after a change below this
 
   double log_norm = 0.0;  // the parameter-independent terms of ln L (2 pi, transit errors)
 
@@ -263,27 +262,51 @@ struct ObserverRecord {
 
   // The transit of body i in the lanes of `crossing`, from the stored state (b, w) at t_new whose
   // planet-star vector is (x0, v0).
+  //
+  // Newton on g = x . v (sky plane) with a local model of the motion: the two-body Taylor
+  // polynomial x(u) = x + v u + a u^2/2 + j u^3/6 about a state (a = -mu x / r^3 and its
+  // derivative j, mu = G (m0 + m_i); Danby 1988 sec. 6.9), whose root is found by three Newton
+  // steps on the polynomial, which costs no Kepler drift. First about the stored state: its
+  // root is within ~(n u)^4 / 24 / n of the true one (u <= h). Then about true states at that
+  // time (the scheme's dense output where it has one, Mvs::dense_state, else sub-steps of the
+  // scheme), until the model's root is within `reach` of the state it was expanded about:
+  // there the model is off only by the perturbations' u^2 term, eps_p (n u)^2 / 2, and its
+  // truncation, (n u)^4 / 24, i.e. below ~1e-10 d for n u <= 3e-4 and eps_p <= 1e-3. So one
+  // true state (one Kepler drift per planet for MVS) usually does. Stopping on this coarse test
+  // rather than a fine one keeps CPU and GPU on the same number of states (a round-off flip of
+  // that decision would change ln L by more than its round-off).
   template <template <int, class> class Scheme>
   SWARMFIT_HD_COLD void refine_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                        T t_new, T h, int i, Mask crossing, const T (&x0)[3], const T (&v0)[3]) {
-    // First Newton on a two-body model: the stored state's planet-star vector drifted on its
-    // Kepler orbit (mu = G (m0 + m_i)); it is off the true motion only by the perturbations,
-    // O(eps n delta^2). Then Newton on true states (the scheme's dense output where it has one,
-    // Mvs::dense_state, else sub-steps of the scheme). Convergence is
-    // quadratic, error_next ~ (n / 2) change^2 for mean motion n: one true state is always
-    // used, and another only while the change exceeds newton_tolerance (1e-4 d: the error left
-    // is then < 2e-8 d even for n = 4/d, typically ~1e-12 d). Stopping on a coarse threshold
-    // rather than a fine one keeps CPU and GPU on the same number of iterations (a round-off
-    // flip of that decision would change ln L by more than its round-off). g' may use the
-    // two-body acceleration: it sets the convergence rate, not the root.
     const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
-    auto newton_change = [&](const T(&x)[3], const T(&v)[3]) {
+    // The root's offset from the state (x, v) on its Taylor model, starting from offset u; `reach`
+    // (out): how far the model may be trusted (3e-4 / n, n from this state's r).
+    auto model_root = [&](const T(&x)[3], const T(&v)[3], T u, T& sky2, T& reach) {
       const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
       const T rinv = lane_rsqrt(r2);
-      const T kepler = -mu * rinv * rinv * rinv;
-      const T gg = x[0] * v[0] + x[1] * v[1];
-      const T dg = v[0] * v[0] + v[1] * v[1] + kepler * (x[0] * x[0] + x[1] * x[1]);
-      return gg / dg;
+      const T k = -mu * rinv * rinv * rinv;  // a = k x
+      const T radial = 3.0 * (x[0] * v[0] + x[1] * v[1] + x[2] * v[2]) * rinv * rinv;
+      T a[2], j[2];
+      for (int d = 0; d < 2; ++d) {
+        a[d] = k * x[d];
+        j[d] = k * (v[d] - radial * x[d]);
+      }
+      T xs[2] = {x[0], x[1]};
+      SWARMFIT_ROLLED
+      for (int iteration = 0; iteration < 3; ++iteration) {
+        T vs[2], as[2];
+        for (int d = 0; d < 2; ++d) {
+          xs[d] = x[d] + u * (v[d] + u * (0.5 * a[d] + u * ((1.0 / 6.0) * j[d])));
+          vs[d] = v[d] + u * (a[d] + u * (0.5 * j[d]));
+          as[d] = a[d] + u * j[d];
+        }
+        const T gg = xs[0] * vs[0] + xs[1] * vs[1];
+        const T dg = vs[0] * vs[0] + vs[1] * vs[1] + xs[0] * as[0] + xs[1] * as[1];
+        u = u - gg / dg;
+      }
+      sky2 = xs[0] * xs[0] + xs[1] * xs[1];
+      reach = 3e-4 * lane_rsqrt(-k);  // 3e-4 / n
+      return u;
     };
     // Only a conjunction whose epoch is observed needs its time (numbering goes by counting; the
     // first one of each body is refined as well, since its time fixes the numbering): Kepler-9
@@ -297,22 +320,13 @@ struct ObserverRecord {
       while (row < tab.transit_end[i] && tab.transit_epoch[row] < epoch) ++row;
       if (!(row < tab.transit_end[i] && tab.transit_epoch[row] == epoch)) L::set_mask_lane(needed, l, false);
     }
+    // The stored state's positions are those of t_new - lag (MVS with the Kepler drift outermost).
     const T lag = Scheme<N, T>::observation_lag(w, p);
-    T delta = select(needed, -newton_change(x0, v0) - lag, T(0.0));
-    // The root is at most ~h (n h ~ 0.3 rad for steps of P/20) from the stored state: after the
-    // start and two two-body iterations the two-body error is ~1e-6 of a period, below the
-    // perturbations.
-    if (any(needed)) {
-      SWARMFIT_ROLLED
-      for (int iteration = 0; iteration < 2; ++iteration) {
-        T x[3] = {x0[0], x0[1], x0[2]}, v[3] = {v0[0], v0[1], v0[2]};
-        kepler_drift(x, v, mu, delta + lag);
-        delta = select(needed, delta - newton_change(x, v), delta);
-        delta = lane_min(lane_max(delta, -2.0 * h), h);
-      }
-    }
+    T sky2 = 0.0, reach;
+    T delta = select(needed, model_root(x0, v0, T(0.0), sky2, reach) - lag, T(0.0));
+    // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
+    delta = lane_min(lane_max(delta, -2.0 * h), h);
     Mask converged = mask_not(needed);
-    T sky2 = 0.0;
     T acc[N][3];
     const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(b, p, acc);
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
@@ -329,12 +343,13 @@ struct ObserverRecord {
           v[d] = now.vel[k][d] - now.vel[0][d];
         }
       }
-      const T change = newton_change(x, v);
-      sky2 = select(converged, sky2, x[0] * x[0] + x[1] * x[1]);
-      delta = select(converged, delta, delta - change);
+      T s2;
+      const T change = model_root(x, v, T(0.0), s2, reach);
+      sky2 = select(converged, sky2, s2);
+      delta = select(converged, delta, delta + change);
       // Keep the root near this step (a bad Newton step on a face-on orbit must not run away).
       delta = lane_min(lane_max(delta, -2.0 * h), h);
-      converged = mask_or(converged, lane_abs(change) <= tab.newton_tolerance);
+      converged = mask_or(converged, lane_abs(change) <= reach);
     }
     for (int l = 0; l < L::width; ++l) {
       if (!L::mask_lane(crossing, l)) continue;
