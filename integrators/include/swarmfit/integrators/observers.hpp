@@ -279,9 +279,9 @@ struct ObserverRecord {
   SWARMFIT_HD_COLD void refine_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                        T t_new, T h, int i, Mask crossing, const T (&x0)[3], const T (&v0)[3]) {
     const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
-    // The root's offset from the state (x, v) on its Taylor model, starting from offset u; `reach`
+    // The root's offset from the state (x, v) on its Taylor model, Newton from offset 0; `reach`
     // (out): how far the model may be trusted (3e-4 / n, n from this state's r).
-    auto model_root = [&](const T(&x)[3], const T(&v)[3], T u, T& sky2, T& reach) {
+    auto model_root = [&](const T(&x)[3], const T(&v)[3], T& sky2, T& reach) {
       const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
       const T rinv = lane_rsqrt(r2);
       const T k = -mu * rinv * rinv * rinv;  // a = k x
@@ -291,7 +291,7 @@ struct ObserverRecord {
         a[d] = k * x[d];
         j[d] = k * (v[d] - radial * x[d]);
       }
-      T xs[2] = {x[0], x[1]};
+      T u = 0.0, xs[2] = {x[0], x[1]};
       SWARMFIT_ROLLED
       for (int iteration = 0; iteration < 3; ++iteration) {
         T vs[2], as[2];
@@ -323,7 +323,7 @@ struct ObserverRecord {
     // The stored state's positions are those of t_new - lag (MVS with the Kepler drift outermost).
     const T lag = Scheme<N, T>::observation_lag(w, p);
     T sky2 = 0.0, reach;
-    T delta = select(needed, model_root(x0, v0, T(0.0), sky2, reach) - lag, T(0.0));
+    T delta = select(needed, model_root(x0, v0, sky2, reach) - lag, T(0.0));
     // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
     delta = lane_min(lane_max(delta, -2.0 * h), h);
     Mask converged = mask_not(needed);
@@ -344,7 +344,7 @@ struct ObserverRecord {
         }
       }
       T s2;
-      const T change = model_root(x, v, T(0.0), s2, reach);
+      const T change = model_root(x, v, s2, reach);
       sky2 = select(converged, sky2, s2);
       delta = select(converged, delta, delta + change);
       // Keep the root near this step (a bad Newton step on a face-on orbit must not run away).
