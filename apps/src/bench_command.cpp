@@ -43,6 +43,7 @@ double hermite_flops(int n) { return 2.0 * 60.0 * n * (n - 1) / 2 + 78.0 * n; }
 struct RunSettings {
   int threads = 0;  // CPU threads (0: all)
   CudaLayout cuda_layout = CudaLayout::kAuto;
+  bool reproducible = false;  // cuda: the kernels with the CPU's arithmetic
 };
 
 Row run(const std::string& bench, const std::string& backend, const std::string& integrator, int n, long systems,
@@ -60,6 +61,7 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
   r.step.mvs_splitting = MvsSplitting::kKeplerJumpKick;
   r.destination_time = t_end;
   r.threads = settings.threads;
+  r.reproducible = settings.reproducible;
   r.cuda_layout = cuda_threads_per_body(r.integrator->scheme, n, CudaLayout::kThreadPerBody, false)
                       ? settings.cuda_layout
                       : CudaLayout::kAuto;
@@ -227,6 +229,19 @@ void bench_likelihood(const std::string& config_path, long systems, const std::v
       std::cout << "    the same batch in one slice (no overlap): " << std::setprecision(4) << 1e3 * e
                 << " ms end to end, kernel " << d.kernel_ms << " ms (" << systems / (1e-3 * d.kernel_ms)
                 << " evaluations/s), set-up kernel " << d.setup_ms << " ms, host " << d.host_ms << " ms\n";
+      // Reproducible: the host sets the systems up, the kernel has the CPU's arithmetic (bitwise
+      // the CPU's ln L); warmed up once, then timed.
+      LikelihoodSettings same_bits = s;
+      same_bits.reproducible = true;
+      const LikelihoodProblem reproducible(c.data, model, same_bits, c.values);
+      reproducible.evaluate(params.data(), systems, lnls.data(), statuses.data());
+      DeviceTiming dr;
+      const auto t4 = std::chrono::steady_clock::now();
+      reproducible.evaluate(params.data(), systems, lnls.data(), statuses.data(), nullptr, &dr);
+      const double er = seconds_since(t4);
+      std::cout << "    reproducible (host set-up, the CPU's arithmetic): " << std::setprecision(4) << 1e3 * er
+                << " ms end to end (" << systems / er << " evaluations/s), kernel " << dr.kernel_ms << " ms ("
+                << std::setprecision(3) << dr.kernel_ms / d.kernel_ms << "x the default kernel)\n";
     }
     // The observers' cost: 100 RVs and the transits, against the plain integration (best of three).
     Dataset hundred = c.data;
@@ -285,6 +300,7 @@ int bench_command(int argc, char** argv) {
       "threads", po::value<int>()->default_value(0), "CPU threads (0: all)")(
       "cuda-layout", po::value<std::string>()->default_value("auto"),
       "GPU: auto, system (one thread per system) or body (a thread per body)")(
+      "reproducible", po::bool_switch(), "GPU: B1-B5 with the kernels of the CPU's arithmetic (reproducible = true)")(
       "peak", po::value<double>()->default_value(33.5),
       "FP64 peak in TFLOP/s for the FP64% column (H100 SXM datasheet: 33.5)")(
       "energy-time", po::value<double>()->default_value(0.45e6), "E: length of the Swarm-NG Table 1 energy runs")(
@@ -329,6 +345,7 @@ int bench_command(int argc, char** argv) {
   const int threads = vm["threads"].as<int>();
   RunSettings settings;
   settings.threads = threads;
+  settings.reproducible = vm["reproducible"].as<bool>();
   const std::string layout = vm["cuda-layout"].as<std::string>();
   if (layout == "system") {
     settings.cuda_layout = CudaLayout::kThreadPerSystem;

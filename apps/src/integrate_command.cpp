@@ -66,6 +66,9 @@ po::options_description integrate_keys() {
       "cuda_layout", po::value<std::string>()->default_value("auto"),
       "cuda backend: system (one thread per system), body (a thread per body), "
       "auto (body from 9 bodies on, 6 for rkck; never for likelihoods)")(
+      "reproducible", po::value<bool>()->default_value(false),
+      "cuda backend: kernels with the CPU's arithmetic (no FMA contraction, IEEE 1/sqrt), bitwise the "
+      "cpu backend's results, somewhat slower; the cpu backend always computes this way")(
       "output", po::value<std::string>(), "HDF5 file for the final states (and snapshots)")(
       "output_csv", po::value<std::string>(), "CSV file for the final states")(
       "snapshot_interval", po::value<double>()->default_value(0.0),
@@ -257,6 +260,7 @@ int integrate_command(int argc, char** argv) {
   } else {
     bad_value(o, "cuda_layout", "must be auto, system or body");
   }
+  request.reproducible = vm["reproducible"].as<bool>();
   const double destination = vm["destination_time"].as<double>();
   if (!std::isfinite(destination)) bad_value(o, "destination_time", "must be finite");
   const double snapshot_interval = positive<double>(vm, o, "snapshot_interval", true);

@@ -81,6 +81,9 @@ po::options_description model_keys() {
       "rmax", po::value<double>()->default_value(100.0), "stop when a planet is farther than this from the star, AU")(
       "stop_on_unbound", po::value<bool>()->default_value(true), "stop when a planet becomes unbound")(
       "backend", po::value<std::string>()->default_value("cpu"), "cpu or cuda")(
+      "reproducible", po::value<bool>()->default_value(false),
+      "cuda backend: the CPU's arithmetic (initial conditions set up on the host, kernels without FMA "
+      "contraction): bitwise the cpu backend's log-likelihoods, so the same chain, somewhat slower")(
       "threads", po::value<int>()->default_value(0), "cpu backend: OpenMP threads (0: all)");
   return keys;
 }
@@ -289,6 +292,7 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   L.monitors.rmax = c.vm["rmax"].as<double>();
   L.monitors.stop_on_unbound = c.vm["stop_on_unbound"].as<bool>();
   L.backend = choice("backend", {"cpu", "cuda"});
+  L.reproducible = c.vm["reproducible"].as<bool>();
   L.threads = c.vm["threads"].as<int>();
   if (c.vm["star_mass"].as<double>() <= 0) throw InputError(origin("star_mass") + ": key 'star_mass' must be > 0");
   return c;

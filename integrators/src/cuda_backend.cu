@@ -56,14 +56,24 @@ void upload_rows(const ObservationTables& h, ObservationTables& d, Upload&& up) 
 }
 constexpr int kTableRows = 7;
 
-// The integration kernel of the request's scheme (request.cuda_stream).
+// The integration kernel of the request's scheme (request.cuda_stream); the reproducible build of
+// it (the CPU's arithmetic: cuda_kernels.cuh) when the request asks for one.
 void launch_scheme(const EnsembleView& view, const RunRequest& request, const ObservationTables* tables) {
+  const bool strict = request.reproducible;
   switch (request.integrator->scheme) {
-    case SchemeId::kHermite: launch_hermite(view, request, tables); break;
-    case SchemeId::kHermiteAdaptive: launch_hermite_adaptive(view, request, tables); break;
-    case SchemeId::kMvs: launch_mvs(view, request, tables); break;
-    case SchemeId::kRkck: launch_rkck(view, request, tables); break;
-    case SchemeId::kLeapfrog: launch_leapfrog(view, request, tables); break;
+    case SchemeId::kHermite:
+      (strict ? strict_kernels::launch_hermite : fast_kernels::launch_hermite)(view, request, tables);
+      break;
+    case SchemeId::kHermiteAdaptive:
+      (strict ? strict_kernels::launch_hermite_adaptive : fast_kernels::launch_hermite_adaptive)(view, request, tables);
+      break;
+    case SchemeId::kMvs: (strict ? strict_kernels::launch_mvs : fast_kernels::launch_mvs)(view, request, tables); break;
+    case SchemeId::kRkck:
+      (strict ? strict_kernels::launch_rkck : fast_kernels::launch_rkck)(view, request, tables);
+      break;
+    case SchemeId::kLeapfrog:
+      (strict ? strict_kernels::launch_leapfrog : fast_kernels::launch_leapfrog)(view, request, tables);
+      break;
   }
 }
 

@@ -14,6 +14,7 @@
 #include "cuda_kernels.cuh"
 
 namespace swarmfit {
+namespace SWARMFIT_KERNELS {
 
 // Blocks per multiprocessor that each body kernel's registers must allow (__launch_bounds__): with
 // the default (1) ptxas gives them up to 255 registers and 2 warps per scheduler, which leaves a
@@ -784,4 +785,5 @@ void launch_hermite_bodies(EnsembleView view, const RunRequest& request) {
   SWARMFIT_CUDA_CHECK(cudaGetLastError());
 }
 
+}  // namespace SWARMFIT_KERNELS
 }  // namespace swarmfit

@@ -1,14 +1,39 @@
 // CUDA kernels: one thread per system, the whole integration (every step up to the destination
 // time) in one launch with the state in registers; the physics is integrate_lanes() with
 // T = double, the same function the CPU backend runs on SIMD packs. Each scheme is instantiated
-// in its own translation unit (cuda_kernels_<scheme>.cu).
+// in its own translation unit (cuda_kernels_<scheme>.cu), twice: as it is (namespace
+// fast_kernels: nvcc contracts a*b+c into FMAs, 1/r is rsqrt), and for reproducible runs
+// (RunRequest::reproducible; cuda_kernels_<scheme>_strict.cu, namespace strict_kernels) with
+// nvcc -fmad=false and SWARMFIT_STRICT_FP=1 (1/r an IEEE square root and division), the
+// arithmetic of the CPU backend (built with -ffp-contract=off), so that the two give the same bits.
 #pragma once
 
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/dispatch.hpp"
 #include "swarmfit/integrators/schemes.hpp"
 
+#if SWARMFIT_STRICT_FP
+#define SWARMFIT_KERNELS strict_kernels
+#else
+#define SWARMFIT_KERNELS fast_kernels
+#endif
+
 namespace swarmfit {
+
+// Defined in cuda_kernels_<scheme>.cu, in both namespaces.
+#define SWARMFIT_DECLARE_LAUNCHERS                                                                             \
+  void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables);          \
+  void launch_hermite_adaptive(EnsembleView view, const RunRequest& request, const ObservationTables* tables); \
+  void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationTables* tables);              \
+  void launch_rkck(EnsembleView view, const RunRequest& request, const ObservationTables* tables);             \
+  void launch_leapfrog(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
+namespace fast_kernels {
+SWARMFIT_DECLARE_LAUNCHERS
+}
+namespace strict_kernels {
+SWARMFIT_DECLARE_LAUNCHERS
+}
+#undef SWARMFIT_DECLARE_LAUNCHERS
 
 constexpr int kCudaBlock = 128;
 // Blocks per multiprocessor the register allocation must allow (__launch_bounds__): 1 lets the
@@ -17,6 +42,8 @@ constexpr int kCudaBlock = 128;
 #ifndef SWARMFIT_CUDA_MIN_BLOCKS
 #define SWARMFIT_CUDA_MIN_BLOCKS 1
 #endif
+
+namespace SWARMFIT_KERNELS {
 
 // With Observed, the likelihood observers (observers.hpp) ride along; `tables` holds device
 // pointers and is ignored otherwise.
@@ -61,11 +88,6 @@ void launch_scheme(EnsembleView view, const RunRequest& request, const Observati
   SWARMFIT_CUDA_CHECK(cudaGetLastError());
 }
 
-// Defined in cuda_kernels_<scheme>.cu.
-void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
-void launch_hermite_adaptive(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
-void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
-void launch_rkck(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
-void launch_leapfrog(EnsembleView view, const RunRequest& request, const ObservationTables* tables);
+}  // namespace SWARMFIT_KERNELS
 
 }  // namespace swarmfit

@@ -1,6 +1,7 @@
 #include "cuda_body_kernels.cuh"
 
 namespace swarmfit {
+namespace SWARMFIT_KERNELS {
 
 void launch_hermite(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
   if (cuda_threads_per_body(SchemeId::kHermite, view.num_bodies, request.cuda_layout, tables != nullptr)) {
@@ -10,4 +11,5 @@ void launch_hermite(EnsembleView view, const RunRequest& request, const Observat
   }
 }
 
+}  // namespace SWARMFIT_KERNELS
 }  // namespace swarmfit

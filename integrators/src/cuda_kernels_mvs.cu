@@ -1,6 +1,7 @@
 #include "cuda_body_kernels.cuh"
 
 namespace swarmfit {
+namespace SWARMFIT_KERNELS {
 
 void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationTables* tables) {
   if (cuda_threads_per_body(SchemeId::kMvs, view.num_bodies, request.cuda_layout, tables != nullptr)) {
@@ -10,4 +11,5 @@ void launch_mvs(EnsembleView view, const RunRequest& request, const ObservationT
   }
 }
 
+}  // namespace SWARMFIT_KERNELS
 }  // namespace swarmfit

@@ -182,6 +182,7 @@ RunRequest LikelihoodProblem::request(double duration) const {
   r.monitors = settings_.monitors;
   r.destination_time = duration;
   r.threads = settings_.threads;
+  r.reproducible = settings_.reproducible;
   return r;
 }
 
@@ -223,7 +224,7 @@ void LikelihoodProblem::evaluate(const double* params, long n, double* log_likel
   if (n <= 0) return;
   const int np = model_.num_parameters();
   const int ni = tables_.num_instruments;
-  if (settings_.backend == "cuda" && !curves) {
+  if (settings_.backend == "cuda" && !curves && !settings_.reproducible) {
     // The GPU path: only the parameters go to the device, which sets the systems up itself
     // (system_setup.hpp), slice by slice while the host uploads the next slice.
     if (!pipeline_) pipeline_ = std::make_shared<CudaObservedPipeline>();

@@ -1,6 +1,8 @@
 // CUDA backend against the CPU backend (skipped without a device). Both backends run the same
-// integrate_lanes(); both contract a*b+c into FMAs; the GPU takes 1/sqrt from rsqrt (1 ulp), the
-// CPU divides; no fast-math. They agree to round-off: 1e-12 relative after 1000 fixed steps.
+// integrate_lanes(). By default nvcc contracts a*b+c into FMAs (the CPU is built without
+// contraction) and the GPU takes 1/sqrt from rsqrt (1 ulp), the CPU divides; no fast-math. They
+// agree to round-off: 1e-12 relative after 1000 fixed steps. The reproducible kernels
+// (RunRequest::reproducible: nvcc -fmad=false, IEEE 1/sqrt) give the CPU's bits.
 // Systems of body_threads_from(scheme) or more bodies run with a thread per body on the GPU
 // (cuda_body_kernels.cuh), which gives bitwise what one thread per system gives.
 // rkck_adaptive accepts or rejects a step by comparing an error estimate with the tolerance, and
@@ -9,6 +11,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -107,10 +111,10 @@ struct LayoutCase {
   }
 };
 
-TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
-  SKIP_WITHOUT_GPU();
+// Every integrator, and MVS in each coordinate system, splitting and corrector.
+std::vector<LayoutCase> every_scheme() {
   const MvsCoordinates dh = MvsCoordinates::kDemocraticHeliocentric, jac = MvsCoordinates::kJacobi;
-  const LayoutCase cases[] = {
+  return {
       {"hermite", dh, MvsSplitting::kJumpKickKepler, 0},
       {"hermite_adaptive", dh, MvsSplitting::kJumpKickKepler, 0},
       {"leapfrog", dh, MvsSplitting::kJumpKickKepler, 0},
@@ -123,22 +127,33 @@ TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
       {"mvs", jac, MvsSplitting::kKeplerJumpKick, 5},
       {"mvs", jac, MvsSplitting::kJumpKickKepler, 0},
   };
+}
+
+// The stopping ensemble's run: every monitor armed, a step budget for the rest.
+RunRequest stopping_request(const LayoutCase& c, int n, Ensemble& a, Ensemble& b) {
+  // rmax beyond the outermost orbit (a = 1.4^(n-2)), and one planet beyond rmax.
+  const double rmax = n > 10 ? 200.0 : 50.0;
+  a.position(5, n - 1, 0) = b.position(5, n - 1, 0) = rmax + 10.0;
+  RunRequest r = request_for(c.integrator, 1e-3, 2.0);
+  r.step.time_step_factor = 0.01;
+  r.step.mvs_coordinates = c.coordinates;
+  r.step.mvs_splitting = c.splitting;
+  r.step.mvs_corrector = c.corrector;
+  r.monitors.close_approach = 0.5;
+  r.monitors.rmax = rmax;
+  r.monitors.stop_on_unbound = true;
+  r.monitors.collisions = true;
+  r.monitors.max_steps = c.integrator == std::string("rkck_adaptive") ? 10 : 150;
+  return r;
+}
+
+TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<LayoutCase> cases = every_scheme();
   for (const LayoutCase& c : cases) {
     for (int n : {3, 5, 8, 10, 16}) {
       Ensemble per_system = stopping_ensemble(64, n), per_body = stopping_ensemble(64, n);
-      // rmax beyond the outermost orbit (a = 1.4^(n-2)), and one planet beyond rmax.
-      const double rmax = n > 10 ? 200.0 : 50.0;
-      per_system.position(5, n - 1, 0) = per_body.position(5, n - 1, 0) = rmax + 10.0;
-      RunRequest r = request_for(c.integrator, 1e-3, 2.0);
-      r.step.time_step_factor = 0.01;
-      r.step.mvs_coordinates = c.coordinates;
-      r.step.mvs_splitting = c.splitting;
-      r.step.mvs_corrector = c.corrector;
-      r.monitors.close_approach = 0.5;
-      r.monitors.rmax = rmax;
-      r.monitors.stop_on_unbound = true;
-      r.monitors.collisions = true;
-      r.monitors.max_steps = c.integrator == std::string("rkck_adaptive") ? 10 : 150;
+      RunRequest r = stopping_request(c, n, per_system, per_body);
       r.cuda_layout = CudaLayout::kThreadPerSystem;
       integrate_cuda(per_system, r);
       r.cuda_layout = CudaLayout::kThreadPerBody;
@@ -153,6 +168,40 @@ TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
       EXPECT_NE(per_system.status(11), kStatusOk) << c.name() << " n=" << n;
       EXPECT_NE(per_system.status(11), kStatusStepBudget) << c.name() << " n=" << n;
     }
+  }
+}
+
+// The reproducible kernels give the CPU's bits: every scheme, with a thread per system and with a
+// thread per body, monitors firing, adaptive steps (rkck_adaptive's accept/reject decisions too).
+TEST(Gpu, ReproducibleKernelsGiveTheCpusBits) {
+  SKIP_WITHOUT_GPU();
+  for (const LayoutCase& c : every_scheme()) {
+    for (int n : {3, 5, 8, 10, 16}) {
+      for (const CudaLayout layout : {CudaLayout::kThreadPerSystem, CudaLayout::kThreadPerBody}) {
+        if (layout == CudaLayout::kThreadPerSystem && n > 8) continue;  // spills: slow, and the body layout's bits
+        Ensemble cpu = stopping_ensemble(64, n), gpu = stopping_ensemble(64, n);
+        RunRequest r = stopping_request(c, n, cpu, gpu);
+        r.reproducible = true;
+        r.cuda_layout = layout;
+        integrate_cpu(cpu, r);
+        integrate_cuda(gpu, r);
+        int stopped[11] = {};
+        expect_bitwise_equal(cpu, gpu, n,
+                             c.name() + (layout == CudaLayout::kThreadPerBody ? " body" : " system") + " reproducible",
+                             stopped);
+      }
+    }
+  }
+  // And over 1000 steps without monitors (mixed_ensemble, as AgreesWithCpuAfter1000Steps).
+  for (const auto& info : integrator_registry()) {
+    Ensemble cpu = mixed_ensemble(100, 4), gpu = mixed_ensemble(100, 4);
+    RunRequest r = request_for(info.name, 1e-3, 1.0);
+    r.step.time_step_factor = 0.01;
+    r.reproducible = true;
+    integrate_cpu(cpu, r);
+    integrate_cuda(gpu, r);
+    int stopped[11] = {};
+    expect_bitwise_equal(cpu, gpu, 4, info.name + " 1000 steps reproducible", stopped);
   }
 }
 

@@ -1,7 +1,7 @@
 // CPU and CUDA backends give the same statuses and the same log-likelihoods to round-off on the
 // same parameter sets: the observers are one source for both. Skipped without a CUDA device.
 // Round-off: the GPU's 1/r is rsqrt (1 ulp), its set-up's sin, cos, atan2 and cbrt differ from the
-// host's by an ulp or two, and nvcc and g++ contract FMAs differently, so the two backends start
+// host's by an ulp or two, and nvcc contracts FMAs where the CPU build does not, so the two backends start
 // and step with last-bit differences. How far such differences move ln L is a property of the
 // problem, not of the code: the tests measure it on the CPU alone, by moving every planet's period
 // and mass by one ulp (`one_ulp`), and require the CPU-GPU differences to be no larger than that
@@ -10,7 +10,9 @@
 // largest where ln L passes near 0 (bench/RESULTS.md, "CPU and GPU likelihoods: the problem's
 // own conditioning"): a relative agreement of 1e-9 for every system would need bitwise-identical
 // arithmetic. A real difference (a missed or shifted transit, a wrong RV) moves ln L by orders of
-// magnitude more, which the per-system bound catches. The crossing orbits (every 37th system of
+// magnitude more, which the per-system bound catches. With `reproducible` the GPU sets the systems
+// up on the host and runs kernels with the CPU's arithmetic (nvcc -fmad=false, IEEE 1/sqrt), and
+// every ln L and status is bitwise the CPU's. The crossing orbits (every 37th system of
 // the synthetic population) are there for the statuses: those that are not stopped pass close
 // to each other, which amplifies round-off exponentially (ln L ~ -1e9).
 #include <gtest/gtest.h>
@@ -125,6 +127,25 @@ void expect_agreement(const std::vector<double>& cpu, const std::vector<int>& cp
   EXPECT_LE(b.largest, 10.0 * c.largest + 1e-15) << label;
 }
 
+// The reproducible GPU path against the CPU: every status equal, every ln L the same bits.
+void expect_identical(const std::vector<double>& cpu, const std::vector<int>& cpu_status,
+                      const std::vector<double>& gpu, const std::vector<int>& gpu_status, const char* label) {
+  long differ = 0, first = -1, finite = 0;
+  for (std::size_t k = 0; k < cpu.size(); ++k) {
+    ASSERT_EQ(cpu_status[k], gpu_status[k]) << label << " system " << k;
+    finite += std::isfinite(cpu[k]);
+    if (std::memcmp(&cpu[k], &gpu[k], sizeof(double)) != 0) {
+      if (first < 0) first = static_cast<long>(k);
+      ++differ;
+    }
+  }
+  EXPECT_EQ(differ, 0) << label << ": " << differ << " of " << cpu.size() << " ln L differ, the first system " << first
+                       << ": CPU " << cpu[first < 0 ? 0 : first] << ", GPU " << gpu[first < 0 ? 0 : first];
+  EXPECT_GT(finite, static_cast<long>(cpu.size()) / 2) << label;
+  std::cout << label << ": reproducible GPU ln L bitwise the CPU's for " << cpu.size() - differ << " of " << cpu.size()
+            << " systems (" << finite << " finite)\n";
+}
+
 TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const long n = 1000;
@@ -160,6 +181,9 @@ TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
     // Absolute gate 1e-4: ~1e-11 d of transit time at residuals of ~10 sigma (3e-4 d errors) on
     // ~100 transits; a missed or shifted transit moves ln L by >= 1.
     expect_agreement(cpu, cpu_status, cpu_ulp, gpu, gpu_status, sane, 1e-4, v.integrator);
+    s.reproducible = true;
+    LikelihoodProblem(data, model, s, truth).evaluate(params.data(), n, gpu.data(), gpu_status.data());
+    expect_identical(cpu, cpu_status, gpu, gpu_status, v.integrator);
   }
 }
 
@@ -213,6 +237,9 @@ TEST(ObserversGpu, CpuAndCudaAgreeOnKepler9NearItsPosterior) {
     // Absolute gate 1e-3: the CPU's own one-ulp spread reaches 4e-4 (mvs) and 8e-4 (hermite) on
     // the systems far out in the tails (|ln L| ~ 1e5); a transit time off by 1 s moves ln L by ~0.1.
     expect_agreement(cpu, cpu_status, cpu_ulp, gpu, gpu_status, std::vector<bool>(n, true), 1e-3, integrator);
+    s.reproducible = true;
+    LikelihoodProblem(c.data, model, s, mode).evaluate(params.data(), n, gpu.data(), gpu_status.data());
+    expect_identical(cpu, cpu_status, gpu, gpu_status, integrator);
   }
 }
 

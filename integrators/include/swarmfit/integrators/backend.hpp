@@ -35,6 +35,9 @@ struct RunRequest {
   int threads = 0;  // CPU: OpenMP threads (0 = all)
   CudaLayout cuda_layout = CudaLayout::kAuto;
   void* cuda_stream = nullptr;  // CUDA: the stream the kernel is launched on (a cudaStream_t; null = default)
+  // CUDA: the kernels built with the CPU backend's arithmetic (no FMA contraction, IEEE 1/sqrt),
+  // which give bitwise the CPU's results, at some speed (bench/RESULTS.md). The CPU ignores it.
+  bool reproducible = false;
 };
 
 // Kernel-only and end-to-end (copies included) times of a CUDA run, in milliseconds.

@@ -7,6 +7,9 @@
 
 #include <cmath>
 #include <cstring>
+#if !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 
 #include "swarmfit/integrators/portability.hpp"
 
@@ -27,24 +30,73 @@ SWARMFIT_HD double lane_sqrt(double x) { return sqrt(x); }
 SWARMFIT_HD double lane_fma(double a, double b, double c) { return fma(a, b, c); }
 // 1/sqrt(x): the GPU's rsqrt (within 1 ulp, one instruction sequence instead of an IEEE square
 // root and division); the CPU divides. CPU and GPU then differ at the last bit per force term,
-// which keeps them within 1e-12 after 1000 steps (tests/integrators/test_gpu.cpp).
-// (The correctly rounded 1.0 / sqrt(x) on the GPU as well does not bring the CPU and GPU
-// likelihoods closer: bench/RESULTS.md, "CPU and GPU likelihoods".)
+// which keeps them within 1e-12 after 1000 steps (tests/integrators/test_gpu.cpp). The GPU's
+// reproducible kernels (SWARMFIT_STRICT_FP, RunRequest::reproducible) divide as the CPU does.
 SWARMFIT_HD double lane_rsqrt(double x) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && !SWARMFIT_STRICT_FP
   return rsqrt(x);
 #else
   return 1.0 / sqrt(x);
 #endif
 }
 SWARMFIT_HD double lane_abs(double x) { return fabs(x); }
+// The SIMD packs' min and max are vminpd and vmaxpd, a < b ? a : b and a > b ? a : b, which pass a
+// NaN in b on (fmin and fmax drop it); the reproducible kernels take the packs' definition, so that
+// a NaN meets the same fate on the CPU and the GPU (RunRequest::reproducible).
+#if SWARMFIT_STRICT_FP
+SWARMFIT_HD double lane_min(double a, double b) { return a < b ? a : b; }
+SWARMFIT_HD double lane_max(double a, double b) { return a > b ? a : b; }
+#else
 SWARMFIT_HD double lane_min(double a, double b) { return fmin(a, b); }
 SWARMFIT_HD double lane_max(double a, double b) { return fmax(a, b); }
+#endif
 SWARMFIT_HD double lane_floor(double x) { return floor(x); }
-SWARMFIT_HD double lane_pow(double x, double y) { return pow(x, y); }
-SWARMFIT_HD double lane_cbrt(double x) { return cbrt(x); }
 // True where x is neither NaN nor infinite (x - x is 0 only for finite x).
 SWARMFIT_HD bool lane_isfinite(double x) { return (x - x) == 0.0; }
+
+// Functions the CPU's libm and CUDA's round differently (by an ulp, now and then), written with
+// +, -, *, / and frexp/ldexp only, which both round alike (IEEE 754): what a reproducible run
+// computes with them is bitwise the same on the CPU and the GPU (RunRequest::reproducible).
+//
+// ln x to ~2 ulp: x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s), s = (m - 1) / (m + 1),
+// |s| <= 0.172, as an odd series to s^25 (Abramowitz & Stegun 4.1.27); e ln 2 with ln 2 split in
+// a part whose product with e is exact and a remainder (Cody & Waite 1980).
+SWARMFIT_HD double portable_log(double x) {
+  if (!(x > 0.0)) return x == 0.0 ? -HUGE_VAL : NAN;
+  if (x == HUGE_VAL) return x;
+  int e;
+  double m = frexp(x, &e);  // [0.5, 1)
+  if (m < 0.70710678118654752440) {
+    m = 2.0 * m;
+    e -= 1;
+  }
+  const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
+  double series = 1.0 / 25.0;
+  for (int k = 11; k >= 0; --k) series = series * s2 + 1.0 / (2 * k + 1);
+  const double ln2_hi = 0.693145751953125, ln2_lo = 1.42860682030941723212e-6;  // ln2_hi: 16 bits
+  return e * ln2_hi + (e * ln2_lo + 2.0 * s * series);
+}
+// ln(1 + x) without losing x's digits: u = 1 + x rounded, ln(u) x / (u - 1) (Goldberg 1991,
+// "What every computer scientist should know about floating-point arithmetic", Theorem 4).
+SWARMFIT_HD double portable_log1p(double x) {
+  const double u = 1.0 + x;
+  if (u == 1.0) return x;
+  return portable_log(u) * (x / (u - 1.0));
+}
+// x^(-1/5) for finite x > 0 to ~1 ulp: x = m 2^(5q + r), m in [0.5, 1), 0 <= r < 5; Newton on
+// z^-5 = m 2^r from a linear first guess, then 2^-q. (The RKCK step control's err^(-1/5).)
+SWARMFIT_HD double inverse_fifth_root(double x) {
+  int e;
+  double m = frexp(x, &e);
+  int q = e >= 0 ? e / 5 : -((-e + 4) / 5);
+  m = ldexp(m, e - 5 * q);    // [0.5, 16)
+  double z = 1.1 - 0.04 * m;  // within 25% of m^(-1/5) on [0.5, 16): 8 steps converge
+  for (int k = 0; k < 8; ++k) {
+    const double z2 = z * z;
+    z = z + 0.2 * z * (1.0 - m * (z2 * z2 * z));
+  }
+  return ldexp(z, -q);
+}
 
 template <class T>
 struct LaneTraits;
@@ -230,7 +282,7 @@ inline PackMask<W> mask_not(PackMask<W> a) {
 }
 
 // Lane-wise maths. Each loop is over a compile-time width and vectorises (vsqrtpd, vrndscalepd);
-// pow and cbrt are per lane but only used once per step or once per run.
+// inverse_fifth_root is per lane but used once per step.
 #define SWARMFIT_PACK_UNARY(name, expr) \
   template <int W>                      \
   inline Pack<W> name(Pack<W> a) {      \
@@ -241,23 +293,26 @@ inline PackMask<W> mask_not(PackMask<W> a) {
     }                                   \
     return r;                           \
   }
-// Rounded once, as the scalar fma(): one vfmadd where the target has FMA (contraction); elsewhere
-// (SWARMFIT_MARCH without FMA) a fused multiply-add per lane, so a pack still gives bitwise the
-// result of one system alone.
+// Rounded once, as the scalar fma(): one vfmadd per pack where the target has FMA (the CPU code is
+// built without automatic contraction, -ffp-contract=off, so explicit FMAs are the only ones; the
+// intrinsic, because g++ left a per-lane loop of fma() scalar inside large functions), else a
+// fused multiply-add per lane. Either way a pack gives bitwise the result of one system alone.
 template <int W>
 inline Pack<W> lane_fma(Pack<W> a, Pack<W> b, Pack<W> c) {
+#if defined(__AVX512F__)
+  if constexpr (W == 8) return Pack<W>(typename Pack<W>::V(_mm512_fmadd_pd(a.v, b.v, c.v)));
+#endif
 #if defined(__FMA__)
-  return Pack<W>(a.v * b.v + c.v);
-#else
+  if constexpr (W == 4) return Pack<W>(typename Pack<W>::V(_mm256_fmadd_pd(a.v, b.v, c.v)));
+  if constexpr (W == 2) return Pack<W>(typename Pack<W>::V(_mm_fmadd_pd(a.v, b.v, c.v)));
+#endif
   Pack<W> r;
   for (int i = 0; i < W; ++i) r.v[i] = __builtin_fma(a.v[i], b.v[i], c.v[i]);
   return r;
-#endif
 }
 SWARMFIT_PACK_UNARY(lane_sqrt, __builtin_sqrt(x))
 SWARMFIT_PACK_UNARY(lane_abs, __builtin_fabs(x))
 SWARMFIT_PACK_UNARY(lane_floor, __builtin_floor(x))
-SWARMFIT_PACK_UNARY(lane_cbrt, std::cbrt(x))
 #undef SWARMFIT_PACK_UNARY
 template <int W>
 inline Pack<W> lane_rsqrt(Pack<W> a) {
@@ -272,9 +327,9 @@ inline Pack<W> lane_max(Pack<W> a, Pack<W> b) {
   return Pack<W>(a.v > b.v ? a.v : b.v);
 }
 template <int W>
-inline Pack<W> lane_pow(Pack<W> a, double y) {
+inline Pack<W> inverse_fifth_root(Pack<W> a) {
   Pack<W> r;
-  for (int i = 0; i < W; ++i) r.v[i] = std::pow(a.v[i], y);
+  for (int i = 0; i < W; ++i) r.v[i] = inverse_fifth_root(a.v[i]);
   return r;
 }
 template <int W>

@@ -255,7 +255,7 @@ struct ObserverRecord {
 
   SWARMFIT_HD_COLD void fold_variance_product() {
     for (int l = 0; l < L::width; ++l) {
-      L::set_lane(log_weight_sum, l, L::lane(log_weight_sum, l) - log(L::lane(variance_product, l)));
+      L::set_lane(log_weight_sum, l, L::lane(log_weight_sum, l) - portable_log(L::lane(variance_product, l)));
       L::set_lane(variance_product, l, 1.0);
     }
   }
@@ -376,7 +376,7 @@ struct ObserverRecord {
     while (row < end && tab.transit_epoch[row] == epoch) {
       if (across) {
         const double z = (t - tab.transit_time[row]) / tab.transit_error[row];
-        sum += tab.student_nu > 0.0 ? log1p(z * z / tab.student_nu) : z * z;
+        sum += tab.student_nu > 0.0 ? portable_log1p(z * z / tab.student_nu) : z * z;
         if (tab.transit_model) tab.transit_model[(first_system + l) * tab.num_transits + row] = t;
       } else {
         missed = true;
@@ -409,7 +409,7 @@ struct ObserverRecord {
         const double sw = L::lane(sums[j][0], l), sr = L::lane(sums[j][1], l), srr = L::lane(sums[j][2], l);
         if (tab.marginalize_offsets) {
           // integral over gamma of exp(-0.5 sum w (r - gamma)^2) = exp(-0.5 (srr - sr^2/sw)) sqrt(2 pi / sw)
-          lnl += -0.5 * (srr - sr * sr / sw) + 0.5 * log(6.283185307179586 / sw);
+          lnl += -0.5 * (srr - sr * sr / sw) + 0.5 * portable_log(6.283185307179586 / sw);
         } else {
           const double gamma = tab.offsets ? tab.offsets[sys * tab.num_instruments + j] : 0.0;
           lnl += -0.5 * (srr - 2.0 * gamma * sr + gamma * gamma * sw);

@@ -118,8 +118,10 @@ struct Rkck : InertialCoordinates<N, T> {
       err = err / p.error_tolerance;
       accepted = err <= 1.0;
       const T safe_err = lane_max(err, T(1e-30));
-      const T grow = lane_min(T(5.0), 0.9 * lane_pow(safe_err, -0.2));
-      const T shrink = lane_max(T(0.1), 0.9 * lane_pow(safe_err, -0.25));
+      // err^(-1/5) and err^(-1/4) with +, -, *, /, sqrt only: rounded alike on the CPU and the GPU
+      // (lanes.hpp), so reproducible runs take the same steps on both.
+      const T grow = lane_min(T(5.0), 0.9 * inverse_fifth_root(safe_err));
+      const T shrink = lane_max(T(0.1), 0.9 / lane_sqrt(lane_sqrt(safe_err)));
       h_next = h * select(accepted, grow, shrink);
       h_next = lane_min(lane_max(h_next, T(p.min_time_step)), T(p.max_time_step));
       // At the minimum step, accept rather than loop forever.

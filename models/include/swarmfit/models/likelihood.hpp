@@ -29,6 +29,9 @@ struct LikelihoodSettings {
   // cuda: slices of a batch pipelined against the host's set-up (CudaObservedPipeline); 0 = auto,
   // 1 = one slice (no overlap).
   int cuda_slices = 0;
+  // cuda: bitwise the cpu backend's ln L (RunRequest::reproducible; the host sets the systems up,
+  // as for the cpu backend, instead of the device's set-up kernel, whose sines and cosines differ).
+  bool reproducible = false;
 
   static double units_solar_radius();
   static MonitorParams default_monitors();
