@@ -174,8 +174,9 @@ SWARMFIT_HD void settle_status(LoopState<N, T>& ls, double t_end, const MonitorP
 
 // `observer` (observers.hpp), when given, sees every accepted step of every lane.
 template <template <int, class> class Scheme, int N, class T, class Observer = NoObserver>
-SWARMFIT_HD void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>& clock, double t_end,
-                                 const StepParams& p, const MonitorParams& m, Observer* observer = nullptr) {
+SWARMFIT_HD SWARMFIT_FLATTEN void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>& clock, double t_end,
+                                                  const StepParams& p, const MonitorParams& m,
+                                                  Observer* observer = nullptr) {
   using S = Scheme<N, T>;
   using Mask = MaskOf<T>;
   constexpr bool kLanes = LaneTraits<T>::width > 1;

@@ -24,6 +24,20 @@ SWARMFIT_HD void zero3(T (&a)[N][3]) {
   }
 }
 
+// The force loops write their FMAs out (lane_fma): the CPU is built without contraction
+// (-ffp-contract=off, so that its results do not hang on the compiler's choices) and would
+// otherwise round every product; the GPU contracts the same expressions into the same FMAs. Each
+// pair's terms stay exact negatives under i <-> j (round to nearest is symmetric), which the
+// bitwise equality of the per-system and per-body loops rests on.
+template <class T>
+SWARMFIT_HD T norm2_fused(const T (&d)[3]) {
+  return lane_fma(d[2], d[2], lane_fma(d[1], d[1], d[0] * d[0]));
+}
+template <class T>
+SWARMFIT_HD T dot_fused(const T (&d)[3], const T (&u)[3]) {
+  return lane_fma(d[2], u[2], lane_fma(d[1], u[1], d[0] * u[0]));
+}
+
 // Accelerations a_i = sum_j G m_j (x_j - x_i) / |x_j - x_i|^3, over bodies First..N-1.
 // First = 1 leaves out every term involving body 0 (the interaction part of the democratic
 // heliocentric splitting, Duncan, Levison & Lee 1998 eq. 5).
@@ -38,20 +52,16 @@ SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double 
     SWARMFIT_UNROLL_BODIES(N)
     for (int j = 0; j < N; ++j) {
       if (j <= i) continue;
-      const T dx = pos[j][0] - pos[i][0];
-      const T dy = pos[j][1] - pos[i][1];
-      const T dz = pos[j][2] - pos[i][2];
-      const T r2 = dx * dx + dy * dy + dz * dz;
-      const T rinv = lane_rsqrt(r2);
+      const T d[3] = {pos[j][0] - pos[i][0], pos[j][1] - pos[i][1], pos[j][2] - pos[i][2]};
+      const T rinv = lane_rsqrt(norm2_fused(d));
       const T rinv3 = rinv * rinv * rinv;
       const T fi = gm[j] * rinv3;
       const T fj = gm[i] * rinv3;
-      acc[i][0] += fi * dx;
-      acc[i][1] += fi * dy;
-      acc[i][2] += fi * dz;
-      acc[j][0] -= fj * dx;
-      acc[j][1] -= fj * dy;
-      acc[j][2] -= fj * dz;
+      SWARMFIT_UNROLL
+      for (int k = 0; k < 3; ++k) {
+        acc[i][k] = lane_fma(fi, d[k], acc[i][k]);
+        acc[j][k] = lane_fma(-fj, d[k], acc[j][k]);
+      }
     }
   }
 }
@@ -63,12 +73,11 @@ SWARMFIT_HD void accelerations(const T (&pos)[N][3], const T (&mass)[N], double 
 // use it: swapping i and j negates d, u and jdir exactly, so the two give bitwise equal sums.
 template <class T>
 SWARMFIT_HD T pair_jerk_terms(const T (&d)[3], const T (&u)[3], T (&jdir)[3]) {
-  const T r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-  const T rinv = lane_rsqrt(r2);
+  const T rinv = lane_rsqrt(norm2_fused(d));
   const T rinv2 = rinv * rinv;
-  const T alpha = 3.0 * (d[0] * u[0] + d[1] * u[1] + d[2] * u[2]) * rinv2;
+  const T alpha = 3.0 * dot_fused(d, u) * rinv2;
   SWARMFIT_UNROLL
-  for (int k = 0; k < 3; ++k) jdir[k] = u[k] - alpha * d[k];
+  for (int k = 0; k < 3; ++k) jdir[k] = lane_fma(-alpha, d[k], u[k]);
   return rinv * rinv2;
 }
 
@@ -98,10 +107,10 @@ SWARMFIT_HD void accelerations_and_jerks(const T (&pos)[N][3], const T (&vel)[N]
       const T fj = gm[i] * rinv3;
       SWARMFIT_UNROLL
       for (int k = 0; k < 3; ++k) {
-        acc[i][k] += fi * d[k];
-        acc[j][k] -= fj * d[k];
-        jerk[i][k] += fi * jdir[k];
-        jerk[j][k] -= fj * jdir[k];
+        acc[i][k] = lane_fma(fi, d[k], acc[i][k]);
+        acc[j][k] = lane_fma(-fj, d[k], acc[j][k]);
+        jerk[i][k] = lane_fma(fi, jdir[k], jerk[i][k]);
+        jerk[j][k] = lane_fma(-fj, jdir[k], jerk[j][k]);
       }
     }
   }
@@ -130,8 +139,8 @@ SWARMFIT_HD void acceleration_and_jerk_of(int self, const T (&x)[3], const T (&v
     const T f = gm[j] * pair_jerk_terms(d, u, jdir);
     SWARMFIT_UNROLL
     for (int k = 0; k < 3; ++k) {
-      acc[k] += f * d[k];
-      jerk[k] += f * jdir[k];
+      acc[k] = lane_fma(f, d[k], acc[k]);
+      jerk[k] = lane_fma(f, jdir[k], jerk[k]);
     }
   }
 }
@@ -148,16 +157,12 @@ SWARMFIT_HD void acceleration_of(int self, const T (&x)[3], const T (&gm)[N], Pa
     if (j == self) continue;
     T xj[3];
     partner(j, xj);
-    const T dx = xj[0] - x[0];
-    const T dy = xj[1] - x[1];
-    const T dz = xj[2] - x[2];
-    const T r2 = dx * dx + dy * dy + dz * dz;
-    const T rinv = lane_rsqrt(r2);
+    const T d[3] = {xj[0] - x[0], xj[1] - x[1], xj[2] - x[2]};
+    const T rinv = lane_rsqrt(norm2_fused(d));
     const T rinv3 = rinv * rinv * rinv;
     const T f = gm[j] * rinv3;
-    acc[0] += f * dx;
-    acc[1] += f * dy;
-    acc[2] += f * dz;
+    SWARMFIT_UNROLL
+    for (int k = 0; k < 3; ++k) acc[k] = lane_fma(f, d[k], acc[k]);
   }
 }
 

@@ -256,16 +256,21 @@ template <int W>
 inline PackMask<W> select(PackMask<W> m, PackMask<W> a, PackMask<W> b) {
   return PackMask<W>(m.m ? a.m : b.m);
 }
+// any/all as one vector test where the target has one (vptestmq, vptest): g++ reduced the lanes
+// with a chain of ors and extracts, and the loops test a mask every step.
 template <int W>
 inline bool any(PackMask<W> m) {
+#if defined(__AVX512F__)
+  if constexpr (W == 8) return _mm512_test_epi64_mask(__m512i(m.m), __m512i(m.m)) != 0;
+#endif
+#if defined(__AVX__)
+  if constexpr (W == 4) return !_mm256_testz_si256(__m256i(m.m), __m256i(m.m));
+#endif
+#if defined(__SSE4_1__)
+  if constexpr (W == 2) return !_mm_testz_si128(__m128i(m.m), __m128i(m.m));
+#endif
   long long r = 0;
   for (int i = 0; i < W; ++i) r |= m.m[i];
-  return r != 0;
-}
-template <int W>
-inline bool all(PackMask<W> m) {
-  long long r = -1;
-  for (int i = 0; i < W; ++i) r &= m.m[i];
   return r != 0;
 }
 template <int W>
@@ -279,6 +284,11 @@ inline PackMask<W> mask_or(PackMask<W> a, PackMask<W> b) {
 template <int W>
 inline PackMask<W> mask_not(PackMask<W> a) {
   return PackMask<W>(~a.m);
+}
+template <int W>
+inline bool all(PackMask<W> m) {
+  // Mask lanes are 0 or all ones: all set <=> none clear.
+  return !any(mask_not(m));
 }
 
 // Lane-wise maths. Each loop is over a compile-time width and vectorises (vsqrtpd, vrndscalepd);

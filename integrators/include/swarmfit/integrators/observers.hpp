@@ -87,7 +87,9 @@ SWARMFIT_HD_COLD void state_at_offset(const Bodies<N, T>& b, const typename Sche
   fixed.mvs_corrector = 0;
   out = b;
   typename S::Work work = w;
-  T h_next;
+  // The planned step, which adaptive schemes read on entry: unbounded, so that this step counts
+  // as one shortened to land on its time and is taken whole (hermite_symmetric_step).
+  T h_next = HUGE_VAL;
   MaskOf<T> accepted;
   S::step(out, work, delta, fixed, h_next, accepted);
   S::end(out, work, fixed);
@@ -327,7 +329,7 @@ struct ObserverRecord {
     // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
     delta = lane_min(lane_max(delta, -2.0 * h), h);
     Mask converged = mask_not(needed);
-    T acc[N][3];
+    T acc[N][3] = {};  // set by use_dense_state when `dense`
     const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(b, p, acc);
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
       Bodies<N, T> now;
@@ -457,7 +459,7 @@ struct LikelihoodObserver {
   // stored state relative to the star (as the monitors see it); loop: the driver's other loop
   // variables. The rare work goes to ONE out-of-line call per step at most, and what the loop
   // changes (positions, velocities, Work, loop variables, this observer's registers) is parked in
-  // memory for it and taken back afterwards; only loop invariants (masses, radii) stay live across
+  // memory for it on the GPU and taken back afterwards; only loop invariants (masses, radii) stay live across
   // the call. With the state live across the calls the kernel hit 255 registers and spilled inside
   // the loop on the H100; now it has no spills.
   template <template <int, class> class Scheme, class Loop>
@@ -465,19 +467,26 @@ struct LikelihoodObserver {
                               const T (&rp)[N][3], const T (&rv)[N][3], Loop& loop) {
     const T t_new = loop.clock.time;
     const Mask rv_due = mask_and(advanced, rv_next_time <= t_new + Scheme<N, T>::observation_lag(w, p));
-    bool any_event = any(rv_due);
+    Mask event = rv_due;
     Mask crossing_now[N];  // registers; copied to memory only when there is an event
     // Without branches: g is two products per planet, and a branch per planet (on `detect`, the
-    // same in every lane) cost the loop its reconvergence barriers.
+    // same in every lane) cost the loop its reconvergence barriers. One test of the lanes at the end.
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
       const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
       const Mask watch = mask_and(advanced, Mask(detect[i]));
       crossing_now[i] = mask_and(mask_and(watch, g_was_negative[i]), mask_and(g >= 0.0, rp[i][2] > 0.0));
       g_was_negative[i] = select(watch, g < 0.0, g_was_negative[i]);
-      any_event = any_event | any(crossing_now[i]);
+      event = mask_or(event, crossing_now[i]);
     }
-    if (any_event) {
+    if (!any(event)) return;
+#if !defined(__CUDA_ARCH__)
+    // The host's compiler keeps its registers across the call by itself: nothing to park.
+    rec.template observe<Scheme>(b, w, p, t_new, h, advanced, rv_due, crossing_now, nullptr);
+    rv_next_time = rec.rv_next_time;
+    loop.code = select(loop.code == 0.0, rec.status, loop.code);
+#else
+    {
       struct Parked {
         Bodies<N, T> b;
         typename Scheme<N, T>::Work w;
@@ -515,6 +524,7 @@ struct LikelihoodObserver {
       // A system whose observations failed (missed transit) need not go on.
       loop.code = select(parked.loop.code == 0.0, rec.status, parked.loop.code);
     }
+#endif
   }
 
   // At the end: the status to store (ln L is written to the tables).

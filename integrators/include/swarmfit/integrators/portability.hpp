@@ -13,15 +13,27 @@
 #endif
 
 // SWARMFIT_HD_COLD: rarely executed host/device code (observations, correctors) kept out of
-// line on the GPU, so the hot loop stays small and nvcc does not inline it at every call site.
+// line, so the hot loop stays small and the compiler does not inline it at every call site.
+// SWARMFIT_FLATTEN (host only; nvcc inlines every SWARMFIT_HD function already): the integration
+// loop inlines everything it calls except the cold functions, which are flattened themselves.
+// Left to its heuristics, g++ kept the Kepler solver's parts, the monitors and even a one-
+// instruction square root out of line in the larger loops (the observed one above all), and every
+// such call spilled the caller's live SIMD registers: MVS B5 1.3x and a B7 likelihood 1.6x
+// slower (bench/RESULTS.md). Forcing every SWARMFIT_HD function inline instead took 9x longer to
+// compile cpu_kernels_mvs.cpp (every cold function inlining whole steps at each call).
 #if defined(__CUDACC__)
 #define SWARMFIT_HD __host__ __device__ __forceinline__
 #define SWARMFIT_HD_COLD __host__ __device__ __noinline__
 #define SWARMFIT_GLOBAL __global__
 #else
 #define SWARMFIT_HD inline
-#define SWARMFIT_HD_COLD inline
+#define SWARMFIT_HD_COLD inline __attribute__((noinline, flatten))
 #define SWARMFIT_GLOBAL
+#endif
+#if defined(__CUDACC__)
+#define SWARMFIT_FLATTEN
+#else
+#define SWARMFIT_FLATTEN __attribute__((flatten))
 #endif
 
 // SWARMFIT_UNROLL: loops over bodies (compile-time trip counts; registers need constant indices).
