@@ -59,7 +59,10 @@ TEST(Energy, RkckAdaptiveWithinSwarmNgTable1) {
   r.step.error_tolerance = 1e-13;
   r.step.min_time_step = 1e-4;
   r.step.max_time_step = 1e-3;
-  expect_within_published(energy_errors(e, r), 3.7e-11);
+  const std::vector<double> errors = energy_errors(e, r);
+  expect_within_published(errors, 3.7e-11);
+  // Far below the published value at this length: round-off, ~5e-16 measured.
+  EXPECT_LE(worst(errors), 5e-15) << "median " << median(errors);
 }
 
 TEST(Energy, RkckRoundOffIsCompensated) {

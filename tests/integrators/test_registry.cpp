@@ -36,7 +36,9 @@ TEST(Registry, EveryIntegratorRunsEveryBodyCount) {
         EXPECT_EQ(e.status(s), kStatusOk) << info.name << " n=" << n;
         EXPECT_DOUBLE_EQ(e.time(s), 0.1) << info.name << " n=" << n;
       }
-      EXPECT_LT(std::fabs((e.energy(0, 1.0) - e0) / e0), 1e-8) << info.name << " n=" << n;
+      // 100 steps of 1e-3: measured <= 4.8e-12 for the second-order schemes and <= 1.5e-15 (round-off)
+      // for the others; a fourth-order scheme that lost a term would show the second-order level.
+      EXPECT_LT(std::fabs((e.energy(0, 1.0) - e0) / e0), info.order >= 4 ? 1e-13 : 5e-11) << info.name << " n=" << n;
     }
   }
 }

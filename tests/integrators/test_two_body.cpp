@@ -51,11 +51,13 @@ TEST(TwoBody, MvsDemocraticHeliocentricTestParticleIsExact) {
 TEST(TwoBody, MvsJacobiIsExactForAMassivePair) {
   // In Jacobi coordinates the Kepler part of a two-body system is the whole Hamiltonian; the kick
   // is the full acceleration minus the Kepler term, which cancel only to the round-off of the
-  // acceleration (largest at the e = 0.9 pericentre), hence 1e-11 rather than 1e-12.
-  for (const Orbit& o : kOrbits) {
+  // acceleration (largest at the e = 0.9 pericentre). Measured 1.5e-14, 9.2e-13 and 6.7e-16.
+  const double bound[] = {1e-13, 5e-12, 1e-14};
+  for (int k = 0; k < 3; ++k) {
+    const Orbit& o = kOrbits[k];
     const double err = position_error("mvs", o, o.dt * 8, 1e-3,
                                       [](RunRequest& r) { r.step.mvs_coordinates = MvsCoordinates::kJacobi; });
-    EXPECT_LT(err, 1e-11) << o.name;
+    EXPECT_LT(err, bound[k]) << o.name;
   }
 }
 
@@ -85,13 +87,16 @@ TEST(TwoBody, AdaptiveHermiteConvergesAtFourthOrderInTau) {
 
 TEST(TwoBody, AdaptiveRkckMeetsItsTolerance) {
   auto with_tolerance = [](double tol) { return [tol](RunRequest& r) { r.step.error_tolerance = tol; }; };
-  for (const Orbit& o : kOrbits) {
+  // error_tolerance bounds the local error per step; the global error is larger by the number of
+  // steps at most. Measured at 1e-12: 5.9e-11 (circular), 4.2e-9 (e = 0.9), 1.5e-12 (hyperbolic),
+  // each ~1000x below its error at 1e-9, as the tolerances' ratio says.
+  const double bound[] = {3e-10, 2e-8, 1e-11};
+  for (int k = 0; k < 3; ++k) {
+    const Orbit& o = kOrbits[k];
     const double loose = position_error("rkck_adaptive", o, o.dt, 1e-3, with_tolerance(1e-9));
     const double tight = position_error("rkck_adaptive", o, o.dt, 1e-3, with_tolerance(1e-12));
-    // error_tolerance bounds the local error per step; the global error is larger by the number
-    // of steps at most.
-    EXPECT_LT(tight, 1e-8) << o.name;
-    EXPECT_LT(tight, loose / 30) << o.name << " " << loose << " " << tight;
+    EXPECT_LT(tight, bound[k]) << o.name;
+    EXPECT_LT(tight, loose / 300) << o.name << " " << loose << " " << tight;
   }
 }
 

@@ -19,6 +19,9 @@ using testing::read_fixture_csv;
 using testing::shared_data_present;
 using testing::source_path;
 
+// The larger error, where a NaN counts as the largest (std::max would drop it).
+double worse(double worst, double error) { return std::isnan(error) ? HUGE_VAL : std::max(worst, error); }
+
 // Kepler-9 over its full data span (examples/kepler9.cfg, default step = P_b / 20) against
 // REBOUND IAS15: RV within 1 mm/s and transit times within 1 s (the bar), and no worse than
 // TTVFast at the same step from the same initial state (tests/fixtures/make_kepler9_fixtures.py).
@@ -41,11 +44,13 @@ Kepler9Errors kepler9_errors(std::vector<std::string> overrides) {
   Kepler9Errors e;
   const auto rv = read_fixture_csv(source_path("tests/fixtures/kepler9/rv.csv"));
   EXPECT_EQ(rv.size(), problem.data().rv.size());
+  EXPECT_EQ(curves.rv.size(), rv.size());
+  if (curves.rv.size() != rv.size()) e.rv = HUGE_VAL;  // no model RVs must not pass as no error
   for (std::size_t k = 0; k < rv.size() && k < curves.rv.size(); ++k) {
     EXPECT_NEAR(std::stod(rv[k].at("time")), problem.data().rv[k].time, 1e-9);
     const double ref = std::stod(rv[k].at("rv_ias15"));
-    e.rv = std::max(e.rv, std::fabs(curves.rv[k] - ref));
-    e.ttvfast_rv = std::max(e.ttvfast_rv, std::fabs(std::stod(rv[k].at("rv_ttvfast")) - ref));
+    e.rv = worse(e.rv, std::fabs(curves.rv[k] - ref));
+    e.ttvfast_rv = worse(e.ttvfast_rv, std::fabs(std::stod(rv[k].at("rv_ttvfast")) - ref));
   }
   std::map<std::string, std::vector<double>> ias15, ttvfast;
   for (const auto& row : read_fixture_csv(source_path("tests/fixtures/kepler9/transits.csv")))
@@ -60,8 +65,8 @@ Kepler9Errors kepler9_errors(std::vector<std::string> overrides) {
     const std::string planet = c.model->planets()[problem.transit_row_planet(static_cast<int>(r))];
     const double ours = curves.transits[r];
     const double ref = nearest(ias15[planet], ours);
-    e.transit = std::max(e.transit, std::fabs(ours - ref) * 86400.0);
-    e.ttvfast_transit = std::max(e.ttvfast_transit, std::fabs(nearest(ttvfast[planet], ref) - ref) * 86400.0);
+    e.transit = worse(e.transit, std::fabs(ours - ref) * 86400.0);
+    e.ttvfast_transit = worse(e.ttvfast_transit, std::fabs(nearest(ttvfast[planet], ref) - ref) * 86400.0);
     ++e.transits;
   }
   return e;
@@ -258,10 +263,13 @@ TEST_P(TransitCounting, NoTransitMissedOrCountedTwiceAtPOver20) {
   }
   // At the truth the coarse step reproduces the fine step's times to its truncation error (this
   // pair interacts more strongly than Kepler-9, over 200 inner orbits).
+  // Measured 1.1 s (e = 0.05, step 0.5 d), 0.64 s (e = 0.3) and 0.015 s (e = 0.5, step 0.25 d); MVS in
+  // democratic heliocentric coordinates without the corrector is off by ~40 s on Kepler-9.
   double worst = 0;
   for (std::size_t r = 0; r < rows; ++r)
-    worst = std::max(worst, std::fabs(curves.transits[r] - problem.transit_rows()[r].time) * 86400);
-  EXPECT_LT(worst, e < 0.2 ? 20.0 : 120.0) << "s";
+    worst = worse(worst, std::fabs(curves.transits[r] - problem.transit_rows()[r].time) * 86400);
+  std::cout << "e = " << e << ": worst transit " << worst << " s from the fine step\n";
+  EXPECT_LT(worst, e < 0.2 ? 4.0 : e < 0.4 ? 2.0 : 0.1) << "s";
   EXPECT_GT(worst, 1e-3) << "the coarse and fine runs must differ, or the test compares a run with itself";
 }
 
@@ -457,11 +465,13 @@ TEST(Observers, EveryIntegratorObservesTheSameTransitsAndRvs) {
     problem.evaluate(s.truth.data(), 1, &lnl, &status, &curves);
     ASSERT_EQ(status, kStatusOk) << integrator << ": " << status_name(status);
     ASSERT_EQ(curves.transits.size(), reference.transits.size());
+    ASSERT_EQ(curves.rv.size(), data.rv.size());
+    ASSERT_EQ(reference.rv.size(), data.rv.size());
     double worst_transit = 0.0, worst_rv = 0.0;
     for (std::size_t r = 0; r < curves.transits.size(); ++r)
-      worst_transit = std::max(worst_transit, std::fabs(curves.transits[r] - reference.transits[r]) * 86400.0);
+      worst_transit = worse(worst_transit, std::fabs(curves.transits[r] - reference.transits[r]) * 86400.0);
     for (std::size_t k = 0; k < curves.rv.size(); ++k)
-      worst_rv = std::max(worst_rv, std::fabs(curves.rv[k] - reference.rv[k]));
+      worst_rv = worse(worst_rv, std::fabs(curves.rv[k] - reference.rv[k]));
     std::cout << integrator << ": worst transit " << worst_transit << " s, worst RV " << worst_rv << " m/s\n";
     // Truncation at P / 400 gives up to 0.013 s and 6.5e-7 m/s (hermite).
     EXPECT_LT(worst_transit, 0.1) << integrator;
