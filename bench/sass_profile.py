@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Summarise an Nsight Compute source page (bench/gpu_profile.sh: ncu --page source --csv
 --print-source sass): executed warp instructions by opcode, stall reasons, local-memory
-instructions in the hot loop, and the hottest stretches of SASS.
+instructions in the hot loop, the hottest stretches of SASS, and (--functions) the same by
+function: the kernel's body and each out-of-line function (the targets of its CALLs), with how
+often each is called.
 
-    python3 bench/sass_profile.py b7_source.csv [--show START:END]
+    python3 bench/sass_profile.py b7_source.csv [--show START:END] [--functions]
 """
 import argparse
 import collections
@@ -28,6 +30,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("csv")
     parser.add_argument("--show", help="print SASS lines START:END with executed counts and samples")
+    parser.add_argument("--functions", action="store_true", help="break the figures down by function")
     args = parser.parse_args()
     header, rows = read(args.csv)
     col = {h: i for i, h in enumerate(header)}
@@ -62,10 +65,49 @@ def main():
     print("hottest stretches of 100 instructions: first index, executed share, samples share")
     for b, e in blocks.most_common(12):
         print(f"  {b * 100:6d} {e / total:6.3f} {block_samples[b] / total_samples:6.3f}")
+    if args.functions:
+        functions(header, rows, executed, samples)
     if args.show:
         a, b = (int(x) for x in args.show.split(":"))
         for k in range(a, min(b, len(rows))):
             print(k, str(executed[k]).rjust(10), str(samples[k]).rjust(6), rows[k][col["Source"]].strip())
+
+
+def functions(header, rows, executed, samples):
+    """Per function: SASS size, instructions run at least once, executed share, stall samples and
+    their main reasons, and the calls into it (warp-level). Functions start at CALL targets."""
+    col = {h: i for i, h in enumerate(header)}
+    address = [int(r[col["Address"]], 16) for r in rows]
+    starts = {address[0]: "kernel"}
+    calls = collections.Counter()
+    for r, e in zip(rows, executed):
+        m = re.search(r"CALL\.\w+(?:\.\w+)*\s+`?\(?(0x[0-9a-f]+)", r[col["Source"]])
+        if m:
+            target = int(m.group(1), 16)
+            starts.setdefault(target, f"+{target - address[0]:#x}")
+            calls[target] += e
+    order = sorted(starts)
+    reasons = [h for h in header if h.startswith("stall_") and "Not Issued" not in h]
+    total, total_samples = sum(executed), sum(samples)
+    print("by function: start, SASS size, run at least once, executed share, samples share, calls, top stalls")
+    k = 0
+    for n, start in enumerate(order):
+        end = order[n + 1] if n + 1 < len(order) else float("inf")
+        size = ran = ex = sm = 0
+        why = collections.Counter()
+        while k < len(rows) and address[k] < end:
+            size += 1
+            ran += executed[k] > 0
+            ex += executed[k]
+            sm += samples[k]
+            for h in reasons:
+                why[h[6:]] += int(rows[k][col[h]] or 0)
+            k += 1
+        if ex == 0:
+            continue
+        top = ", ".join(f"{w} {v / max(sm, 1):.2f}" for w, v in why.most_common(3))
+        print(f"  {starts[start]:>9s} {size:6d} {ran:6d} {ex / total:6.3f} {sm / total_samples:6.3f} "
+              f"{calls[start]:9d}  {top}")
 
 
 if __name__ == "__main__":
