@@ -310,6 +310,9 @@ void expect_marginals(Demcmc& sampler, const Gaussian& target, std::initializer_
   for (int p : params) {
     const Moments m = moments(sampler, p, generations, [p](const Eigen::VectorXd& x) { return x(p); });
     const double var = target.cov(p, p);
+    // The bands below widen as the ESS falls: a sampler that stopped mixing must not pass by them
+    // (4000-8000 measured).
+    EXPECT_GT(m.ess, 1000) << p;
     EXPECT_NEAR(m.mean, target.mean(p), 4.5 * std::sqrt(var / m.ess)) << p;
     EXPECT_NEAR(m.variance, var, 4.5 * var * std::sqrt(2 / m.ess_square)) << p;
   }
