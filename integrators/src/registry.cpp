@@ -19,7 +19,8 @@ const std::vector<IntegratorInfo>& integrator_registry() {
        4,
        false,
        "as hermite; step from Swarm-NG eq. 5, h = tau [sum |j|^2/|a|^2]^(-1/2), time-symmetrised as in "
-       "Hut, Makino & McMillan 1995; compensated summation (Kahan 1965)",
+       "Hut, Makino & McMillan 1995; compensated summation (Kahan 1965); position corrector with the jerks "
+       "(Kokubo & Makino 2004, PASJ 56, 861)",
        "Hermite 4th order P(EC)^2, adaptive time-symmetric step",
        {"time_step_factor", "min_time_step", "max_time_step"}},
       {"mvs",
