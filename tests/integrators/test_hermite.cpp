@@ -2,8 +2,9 @@
 // corrector (Hut, Makino & McMillan 1995) is the two-point Hermite quadrature of a(t) with the
 // jerks, exact for a cubic a(t); the position corrector of hermite_adaptive, with the jerks as
 // well (Kokubo & Makino 2004), is exact for a quintic v(t), where the fixed-step scheme's
-// h^2/12 form is exact only for a cubic v(t). So on a sextic x(t) both the velocity and the
-// position come out exact to round-off with the modified corrector, and not with the plain one.
+// h^2/12 form is exact only for a cubic v(t). So on a quintic x(t) (a quartic v, a cubic a) both
+// the velocity and the position come out exact to round-off with the modified corrector, and the
+// position does not with the plain one.
 #include <gtest/gtest.h>
 
 #include <cmath>
