@@ -7,7 +7,9 @@ times a step h = P/20 apart around the transit (as at two kicks of a mixed-varia
 step); the quintic interpolant matches position, velocity and acceleration at both ends, the septic
 one the jerk as well. Prints the worst transit-time error over 12 arguments of pericentre and 7
 positions of the transit inside the step, for eccentricities 0 to 0.5, as a fraction of P and in
-seconds for Kepler-9 b (P = 19.24 d). numpy and scipy.
+seconds for Kepler-9 b (P = 19.24 d). Then the same for a velocity (the star's RV): the septic
+that matches velocity, acceleration, jerk and snap at both ends, worst error over the orbit as a
+fraction of the velocity amplitude (run 19). numpy and scipy.
     python3 bench/hermite_transit_accuracy.py
 """
 from math import factorial
@@ -39,6 +41,12 @@ def state(t, e, w):
 def jerk(x, v):
     r = np.linalg.norm(x)
     return -MU * (v / r**3 - 3 * np.dot(x, v) * x / r**5)
+
+
+def snap(x, v):
+    r2 = x @ x
+    u, sigma, w = MU / r2**1.5, (x @ v) / r2, (v @ v) / r2
+    return u * (3 * w - 2 * u - 15 * sigma**2) * x + 6 * u * sigma * v
 
 
 def hermite(h, f0, f1):
@@ -75,5 +83,20 @@ def main():
               f"Kepler-9 b: quintic {worst[3] * day:.3g} s, septic {worst[4] * day:.3g} s")
 
 
+def velocity_errors():
+    h = P / 20
+    for e in (0.0, 0.1, 0.3):
+        worst = 0.0
+        for t0 in np.linspace(0, P, 200):
+            x0, v0, a0 = state(t0, e, 1.1)
+            x1, v1, a1 = state(t0 + h, e, 1.1)
+            ends = ([v0[1], a0[1], jerk(x0, v0)[1], snap(x0, v0)[1]], [v1[1], a1[1], jerk(x1, v1)[1], snap(x1, v1)[1]])
+            poly = np.polynomial.Polynomial(hermite(h, ends[0], ends[1]))
+            for s in np.linspace(0, 1, 21):
+                worst = max(worst, abs(poly(s * h) - state(t0 + s * h, e, 1.1)[1][1]))
+        print(f"e = {e}: septic velocity interpolant, worst error / velocity amplitude {worst:.2e}")
+
+
 if __name__ == "__main__":
     main()
+    velocity_errors()
