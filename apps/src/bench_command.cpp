@@ -141,9 +141,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // thread (bench/b7_ttvfast.py puts TTVFast next to it), then a batch of perturbed copies on every
 // backend, and what the observers cost: the same batch integrated without them, with the RVs
 // replaced by 100 evenly spaced ones (the issue's ~100 RVs and ~100 transits).
-void bench_likelihood(const std::string& config_path, long systems, const std::vector<std::string>& backends,
-                      int threads) {
-  app::ModelConfig c = load_model_config(config_path, {});
+void bench_likelihood(const std::string& config_path, const std::vector<std::string>& overrides, long systems,
+                      const std::vector<std::string>& backends, int threads) {
+  app::ModelConfig c = load_model_config(config_path, overrides);
   const PlanetaryModel& model = *c.model;
   const int np = model.num_parameters();
   LikelihoodSettings settings = c.likelihood;
@@ -309,7 +309,9 @@ int bench_command(int argc, char** argv) {
       "B2: the integrator of the n = 3..16 sweep (any of `swarmfit integrate --help`)")(
       "b7-config", po::value<std::string>()->default_value("examples/kepler9.cfg"),
       "B7: the model and data (only with --only B7)")("b7-systems", po::value<long>()->default_value(100000),
-                                                      "B7: perturbed copies in one batch");
+                                                      "B7: perturbed copies in one batch")(
+      "b7-set", po::value<std::vector<std::string>>()->composing(),
+      "B7: KEY=VALUE over the configuration, e.g. --b7-set integrator=hermite --b7-set time_step=0.1 (repeatable)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, options), vm);
@@ -398,6 +400,7 @@ int bench_command(int argc, char** argv) {
   if (!rows.empty()) print(rows, vm["peak"].as<double>());
   if (want("B7"))
     bench_likelihood(vm["b7-config"].as<std::string>(),
+                     vm.count("b7-set") ? vm["b7-set"].as<std::vector<std::string>>() : std::vector<std::string>{},
                      std::max(1L, static_cast<long>(vm["b7-systems"].as<long>() * scale)), backends, threads);
   return 0;
 }
