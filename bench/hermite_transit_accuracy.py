@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How well a two-point Hermite interpolant of a Kepler orbit gives a transit time (bench/RESULTS.md,
-run 18: a design study for cheaper GPU observers, not used by the code).
+runs 18 and 19: a design study for cheaper GPU observers, not used by the code).
 
 A transit is the zero of the sky coordinate of an edge-on orbit. The orbit's state is known at two
 times a step h = P/20 apart around the transit (as at two kicks of a mixed-variable symplectic
