@@ -47,10 +47,14 @@ namespace SWARMFIT_KERNELS {
 
 // With Observed, the likelihood observers (observers.hpp) ride along; `tables` holds device
 // pointers and is ignored otherwise.
+// __grid_constant__: the observers' out-of-line functions take the tables and the step
+// parameters by reference, and the address of a plain kernel parameter makes every thread copy
+// it to its own local memory (~400 bytes, filling the L1 that the events' parked state needs):
+// with one copy for the grid, B7's observers went from +42% to +31% (bench/RESULTS.md run 21).
 template <template <int, class> class Scheme, int N, bool Observed>
 __global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
-    integrate_kernel(EnsembleView view, long num_slots, double t_end, StepParams step, MonitorParams monitors,
-                     ObservationTables tables) {
+    integrate_kernel(EnsembleView view, long num_slots, double t_end, const __grid_constant__ StepParams step,
+                     const __grid_constant__ MonitorParams monitors, const __grid_constant__ ObservationTables tables) {
   const long system = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (system >= num_slots) return;
   const long chunk = system / kChunk;
