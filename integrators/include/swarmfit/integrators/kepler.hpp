@@ -66,6 +66,12 @@ SWARMFIT_HD void stumpff(T z, T& c0, T& c1, T& c2, T& c3) {
   }
 }
 
+// 1 / (2 pi mu): turns a time into periods of the orbit (KeplerSolve::start).
+template <class T>
+SWARMFIT_HD T kepler_period_factor(T mu) {
+  return 1.0 / (6.283185307179586 * mu);
+}
+
 // One universal-variable solve, in three parts so that several independent solves can run in
 // lock step (kepler_drift_bodies): start() sets up the bracket and the first guess, iterate()
 // takes one safeguarded Halley step on the lanes not yet converged, finish() applies the f and g
@@ -79,7 +85,10 @@ struct KeplerSolve {
   // them to the final s by a Taylor series instead of evaluating the Stumpff functions again.
   T g0, g1, g2, g3, step;
 
-  SWARMFIT_HD void start(const T (&x)[3], const T (&v)[3], T gm, T h) {
+  // inv_two_pi_mu: kepler_period_factor(gm), which callers that drift the same body many times
+  // compute once (Mvs::Work): nvcc does not always keep it out of the loop by itself.
+  SWARMFIT_HD void start(const T (&x)[3], const T (&v)[3], T gm, T h) { start(x, v, gm, kepler_period_factor(gm), h); }
+  SWARMFIT_HD void start(const T (&x)[3], const T (&v)[3], T gm, T inv_two_pi_mu, T h) {
     mu = gm;
     // 1/r0 and 1/sqrt|beta| from rsqrt (on the GPU, one instruction sequence instead of a square
     // root and a division each): 1 ulp, the rounding the other operations have anyway.
@@ -100,7 +109,7 @@ struct KeplerSolve {
     const T period = select(bound, mu * s_period * inv_sqrt_beta * inv_sqrt_beta, T(0.0));
     // h / period as a product: 1 / (2 pi mu) is a loop invariant of the integration (mu is the
     // planet's), and the count only has to be right away from half-integers.
-    const T inv_period = beta * beta * inv_sqrt_beta * (1.0 / (two_pi * mu));
+    const T inv_period = beta * beta * inv_sqrt_beta * inv_two_pi_mu;
     const T whole = select(bound, lane_floor(h * inv_period + 0.5), T(0.0));
     hr = h - whole * period;
     const T s_span = select(bound, s_period, T(1e300));
@@ -226,12 +235,14 @@ SWARMFIT_HD MaskOf<T> kepler_drift(T (&x)[3], T (&v)[3], T mu, T h) {
 // takes a Halley step of every body, so the N - 1 independent dependency chains interleave (one
 // GPU thread, or one SIMD pack, has N - 1 times the instruction-level parallelism of solving
 // them one after the other). Each body's result is the one kepler_drift gives it.
+// inv_two_pi_mu[i] = kepler_period_factor(mu[i]).
 template <int N, class T>
-SWARMFIT_HD MaskOf<T> kepler_drift_bodies(T (&x)[N][3], T (&v)[N][3], const T (&mu)[N], T h) {
+SWARMFIT_HD MaskOf<T> kepler_drift_bodies(T (&x)[N][3], T (&v)[N][3], const T (&mu)[N], const T (&inv_two_pi_mu)[N],
+                                          T h) {
   using Mask = MaskOf<T>;
   KeplerSolve<T> k[N];
   SWARMFIT_UNROLL_BODIES(N)
-  for (int i = 1; i < N; ++i) k[i].start(x[i], v[i], mu[i], h);
+  for (int i = 1; i < N; ++i) k[i].start(x[i], v[i], mu[i], inv_two_pi_mu[i], h);
   SWARMFIT_ROLLED
   for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
     Mask done = Mask(true);

@@ -26,8 +26,14 @@ struct Mvs {
   using Mask = MaskOf<T>;
   enum Operator { kKepler = 0, kJump = 1, kKick = 2 };
   struct Work {
-    T pending;       // time of the outer operator still owed by the previous step
-    T kepler_mu[N];  // the Kepler operator's G m per planet ([0] unused): set once in begin()
+    T pending;           // time of the outer operator still owed by the previous step
+    T kepler_mu[N];      // the Kepler operator's G m per planet ([0] unused): set once in begin()
+    T kepler_factor[N];  // kepler_period_factor(kepler_mu[i]), likewise: under the likelihood
+                         // kernel's register pressure nvcc computed its division at every step
+    // With the Kepler operator outermost: the last kick's acceleration, perturbation() of the
+    // stored positions (no operator moves them after the kick), for the dense outputs. Only the
+    // observers read it; without them the compiler drops the stores.
+    T kick_acc[N][3];
   };
 
   // ---- per-body pieces of the operators and frame changes. The per-system code below and the
@@ -218,13 +224,19 @@ struct Mvs {
       }
     }
   }
-  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
-    T mu[N];
-    kepler_mu(b, p, mu);
-    return kepler(b, mu, tau);
+  SWARMFIT_HD static void set_kepler(const Bodies<N, T>& b, const StepParams& p, Work& w) {
+    kepler_mu(b, p, w.kepler_mu);
+    w.kepler_factor[0] = 0.0;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i) w.kepler_factor[i] = kepler_period_factor(w.kepler_mu[i]);
   }
-  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const T (&mu)[N], T tau) {
-    const Mask ok = kepler_drift_bodies<N>(b.pos, b.vel, mu, tau);
+  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const StepParams& p, T tau) {
+    Work w;
+    set_kepler(b, p, w);
+    return kepler(b, w, tau);
+  }
+  SWARMFIT_HD static Mask kepler(Bodies<N, T>& b, const Work& w, T tau) {
+    const Mask ok = kepler_drift_bodies<N>(b.pos, b.vel, w.kepler_mu, w.kepler_factor, tau);
     SWARMFIT_UNROLL
     for (int d = 0; d < 3; ++d) b.pos[0][d] = advanced(b.pos[0][d], tau, b.vel[0][d]);  // centre of mass
     return ok;
@@ -273,29 +285,24 @@ struct Mvs {
   // The star's barycentric a_z that goes with the kick of perturbation() (for dense_star_vz): the
   // star's velocity is V_cm - sum m_i V_i / m0 in democratic heliocentric coordinates, where the
   // mutual forces cancel in the sum (0); in Jacobi coordinates it is V_cm - sum f_i v'_i
-  // (f_i = m_i / M_i), and sum f_i (a_i - A_{i-1}) = -a_0 when sum m_k a_k = 0, so the kick moves
-  // the star by tau (a_0 - sum_i G m0 m_i / M_{i-1} x'_i / r'_i^3). The i = 1 term is the star's
-  // attraction by planet 1 itself (x'_1 = x_1 - x_0, M_0 = m0), which cancels a_0's: what is left
-  // is sum_{j >= 2} G m_j [(x_j - x_0) / |x_j - x_0|^3 - (m0 / M_{j-1}) x'_j / r'_j^3].
-  SWARMFIT_HD static T kick_star_az(const Bodies<N, T>& b, const StepParams& p) {
+  // (f_i = m_i / M_i, M_i = m0 + ... + m_i), so a kick of tau a_i moves it by -tau sum f_i a_i:
+  // from the kick's own acceleration (Work::kick_acc), with no force evaluated again.
+  SWARMFIT_HD static T kick_star_az(const Bodies<N, T>& b, const Work& w, const StepParams& p) {
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) return T(0.0);
-    T rp[N][3], rv[N][3];
-    star_relative(b, Work{}, p, rp, rv);
     T az = 0.0;
-    T m = b.mass[0] + b.mass[1];
+    T msum = b.mass[0];
     SWARMFIT_UNROLL_BODIES(N)
-    for (int j = 2; j < N; ++j) {
-      const T d2 = rp[j][0] * rp[j][0] + rp[j][1] * rp[j][1] + rp[j][2] * rp[j][2];
-      const T r2 = b.pos[j][0] * b.pos[j][0] + b.pos[j][1] * b.pos[j][1] + b.pos[j][2] * b.pos[j][2];
-      const T dinv = lane_rsqrt(d2), rinv = lane_rsqrt(r2);
-      const T gm = T(p.G) * b.mass[j];
-      az = az + gm * (dinv * dinv * dinv * rp[j][2] - b.mass[0] * (1.0 / m) * rinv * rinv * rinv * b.pos[j][2]);
-      m = m + b.mass[j];
+    for (int i = 1; i < N; ++i) {
+      msum = msum + b.mass[i];
+      az = lane_fma(-jacobi_fraction(b.mass[i], msum), w.kick_acc[i][2], az);
     }
     return az;
   }
   SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau) {
     T acc[N][3];
+    kick(b, p, tau, acc);
+  }
+  SWARMFIT_HD static void kick(Bodies<N, T>& b, const StepParams& p, T tau, T (&acc)[N][3]) {
     perturbation(b, p, acc);
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
@@ -368,7 +375,7 @@ struct Mvs {
       if (p.mvs_corrector > 0) corrector(b, p, 1.0);
     }
     w.pending = 0.0;
-    kepler_mu(b, p, w.kepler_mu);
+    set_kepler(b, p, w);
     h_next = p.time_step;
   }
 
@@ -393,11 +400,11 @@ struct Mvs {
         kepler_time = h;
         break;
     }
-    const Mask ok = kepler(b, w.kepler_mu, kepler_time);
+    const Mask ok = kepler(b, w, kepler_time);
     switch (p.mvs_splitting) {
       case MvsSplitting::kKeplerJumpKick:
         linear_operator(kJump, b, p, half);
-        kick(b, p, h);
+        kick(b, p, h, w.kick_acc);
         linear_operator(kJump, b, p, half);
         break;
       case MvsSplitting::kKickJumpKepler: linear_operator(kJump, b, p, half); break;
@@ -412,7 +419,7 @@ struct Mvs {
   SWARMFIT_HD static void end(Bodies<N, T>& b, Work& w, const StepParams& p) {
     // The pending half of the outer operator.
     switch (p.mvs_splitting) {
-      case MvsSplitting::kKeplerJumpKick: kepler(b, w.kepler_mu, w.pending); break;
+      case MvsSplitting::kKeplerJumpKick: kepler(b, w, w.pending); break;
       case MvsSplitting::kKickJumpKepler: kick(b, p, w.pending); break;
       default: linear_operator(kJump, b, p, w.pending); break;
     }
@@ -454,7 +461,7 @@ struct Mvs {
   // democratic heliocentric ones): computed here, once per observation, instead of in every step.
   SWARMFIT_HD static T dense_star_vz(const Bodies<N, T>& b, const Work& w, const StepParams& p, T delta) {
     Bodies<N, T> copy = b;
-    kepler(copy, w.kepler_mu, w.pending + delta);
+    kepler(copy, w, w.pending + delta);
     T vz;
     if (p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric) {
       democratic_to_inertial(copy);
@@ -465,7 +472,7 @@ struct Mvs {
       vz = v[0][2];
     }
     const T fraction = select(w.pending > 0.0, delta * (0.5 / w.pending), T(0.0));
-    return vz + fraction * ((2.0 * w.pending) * kick_star_az(b, p));
+    return vz + fraction * ((2.0 * w.pending) * kick_star_az(b, w, p));
   }
 
   // Dense output of the whole state, for the transit times: Jacobi coordinates with the Kepler
@@ -478,12 +485,13 @@ struct Mvs {
   // is a drift-kick-drift leapfrog in the perturbation, Wisdom & Holman 1991). Continuous with its
   // first derivative at the kick, so Newton on it converges as on the true motion; error
   // O(da_p/dt h^3), against the two Kepler drifts and a kick of a sub-step (state_at_offset).
-  // `acc`: perturbation() of the stored state, computed once per transit.
+  // a_p: the kick's own acceleration (Work::kick_acc), perturbation() of the stored positions.
   SWARMFIT_HD static bool dense_states(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick && p.mvs_coordinates == MvsCoordinates::kJacobi;
   }
-  SWARMFIT_HD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& /*p*/,
-                                      const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
+  SWARMFIT_HD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& /*p*/, T delta,
+                                      Bodies<N, T>& out) {
+    const auto& acc = w.kick_acc;
     const T h = 2.0 * w.pending;
     const Mask before = delta < -w.pending;  // the segment before this step's kick
     const T u = select(before, delta + h, delta);
@@ -493,7 +501,7 @@ struct Mvs {
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) jac.vel[i][d] = select(before, b.vel[i][d] - h * acc[i][d], b.vel[i][d]);
     }
-    kepler(jac, w.kepler_mu, w.pending + delta);
+    kepler(jac, w, w.pending + delta);
     const T half_u2 = 0.5 * u * u;
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {

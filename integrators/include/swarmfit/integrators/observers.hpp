@@ -114,36 +114,29 @@ SWARMFIT_HD_COLD T star_vz_at_offset(const Bodies<N, T>& b, const typename Schem
 }
 
 // The scheme's dense output of the whole state where it has one (Mvs::dense_states), for the
-// transit times: `acc` is prepared once per transit, then each state costs a Kepler drift.
+// transit times: each state costs a Kepler drift.
 template <class S, class = void>
 struct HasDenseState : std::false_type {};
 template <class S>
 struct HasDenseState<S, std::void_t<decltype(&S::dense_state)>> : std::true_type {};
 
 template <template <int, class> class Scheme, int N, class T>
-SWARMFIT_HD bool use_dense_state(const Bodies<N, T>& b, const StepParams& p, T (&acc)[N][3]) {
-  if constexpr (HasDenseState<Scheme<N, T>>::value) {
-    if (Scheme<N, T>::dense_states(p)) {
-      Scheme<N, T>::perturbation(b, p, acc);
-      return true;
-    }
-  }
-  (void)b;
-  (void)acc;
+SWARMFIT_HD bool use_dense_state(const StepParams& p) {
+  if constexpr (HasDenseState<Scheme<N, T>>::value) return Scheme<N, T>::dense_states(p);
+  (void)p;
   return false;
 }
 
 template <template <int, class> class Scheme, int N, class T>
 SWARMFIT_HD void state_for_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                   bool dense, const T (&acc)[N][3], T delta, Bodies<N, T>& out) {
+                                   bool dense, T delta, Bodies<N, T>& out) {
   if constexpr (HasDenseState<Scheme<N, T>>::value) {
     if (dense) {
-      Scheme<N, T>::dense_state(b, w, p, acc, delta, out);
+      Scheme<N, T>::dense_state(b, w, p, delta, out);
       return;
     }
   }
   (void)dense;
-  (void)acc;
   state_at_offset<Scheme, N, T>(b, w, p, delta, out);
 }
 
@@ -172,6 +165,9 @@ struct ObserverRecord {
   T transit_sum;               // sum r^2 / sigma^2, or sum ln(1 + r^2 / (nu sigma^2))
   T epoch_next[N];             // epoch of the next conjunction; < -1e299 until the first one
   T row_next[N];
+  // Conjunctions of body i still to come before its next observed epoch (already counted in
+  // epoch_next): LikelihoodObserver::after_step counts them off without an out-of-line call.
+  T skip[N];
   T status;
 
   SWARMFIT_HD ObserverRecord(const ObservationTables& tables, long first) : tab(tables), first_system(first) {
@@ -185,6 +181,7 @@ struct ObserverRecord {
     for (int i = 0; i < N; ++i) {
       epoch_next[i] = -1e300;
       row_next[i] = double(i < kMaxObservedBodies ? tab.transit_begin[i] : 0);
+      skip[i] = 0.0;
     }
   }
 
@@ -286,8 +283,11 @@ struct ObserverRecord {
                                        T t_new, T h, int i, Mask crossing, const T (&x0)[3], const T (&v0)[3]) {
     const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
     // The root's offset from the state (x, v) on its Taylor model, Newton from offset 0; `reach`
-    // (out): how far the model may be trusted (3e-4 / n, n from this state's r).
-    auto model_root = [&](const T(&x)[3], const T(&v)[3], T& sky2, T& reach) {
+    // (out): how far the model may be trusted (3e-4 / n, n from this state's r). Three Newton
+    // steps for a root up to a step away (n u ~ 0.3: error ~(n u)^8 / n after three); two about a
+    // dense state, whose root is within ~reach unless another state follows anyway (n u <= 3e-4:
+    // ~(n u)^4 / n, below 1e-15 d).
+    auto model_root = [&](const T(&x)[3], const T(&v)[3], int iterations, T& sky2, T& reach) {
       const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
       const T rinv = lane_rsqrt(r2);
       const T k = -mu * rinv * rinv * rinv;  // a = k x
@@ -299,7 +299,7 @@ struct ObserverRecord {
       }
       T u = 0.0, xs[2] = {x[0], x[1]};
       SWARMFIT_ROLLED
-      for (int iteration = 0; iteration < 3; ++iteration) {
+      for (int iteration = 0; iteration < iterations; ++iteration) {
         T vs[2], as[2];
         for (int d = 0; d < 2; ++d) {
           xs[d] = x[d] + u * (v[d] + u * (0.5 * a[d] + u * ((1.0 / 6.0) * j[d])));
@@ -314,32 +314,21 @@ struct ObserverRecord {
       reach = 3e-4 * lane_rsqrt(-k);  // 3e-4 / n
       return u;
     };
-    // Only a conjunction whose epoch is observed needs its time (numbering goes by counting; the
-    // first one of each body is refined as well, since its time fixes the numbering): Kepler-9
-    // has 155 conjunctions in its span, 107 of them observed. The others only count.
-    Mask needed = crossing;
-    for (int l = 0; l < L::width; ++l) {
-      if (!L::mask_lane(crossing, l)) continue;
-      const double epoch = L::lane(epoch_next[i], l);
-      if (epoch < -1e299) continue;
-      int row = static_cast<int>(L::lane(row_next[i], l));
-      while (row < tab.transit_end[i] && tab.transit_epoch[row] < epoch) ++row;
-      if (!(row < tab.transit_end[i] && tab.transit_epoch[row] == epoch)) L::set_mask_lane(needed, l, false);
-    }
+    // Only a conjunction whose epoch is observed needs its time, and the first one of each body,
+    // whose time fixes the numbering; the others are counted by LikelihoodObserver::after_step
+    // (skip) and do not come here (Kepler-9: 107 of its 155 conjunctions are observed).
+    const Mask needed = crossing;
     // The stored state's positions are those of t_new - lag (MVS with the Kepler drift outermost).
     const T lag = Scheme<N, T>::observation_lag(w, p);
-    T sky2 = 0.0, reach = 0.0, delta = 0.0;
-    if (any(needed)) {  // (a conjunction that is only counted needs no time: Kepler-9, 48 of 155)
-      delta = select(needed, model_root(x0, v0, sky2, reach) - lag, T(0.0));
-      // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
-      delta = lane_min(lane_max(delta, -2.0 * h), h);
-    }
+    T sky2 = 0.0, reach = 0.0;
+    T delta = select(needed, model_root(x0, v0, 3, sky2, reach) - lag, T(0.0));
+    // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
+    delta = lane_min(lane_max(delta, -2.0 * h), h);
     Mask converged = mask_not(needed);
-    T acc[N][3] = {};  // set by use_dense_state when `dense`
-    const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(b, p, acc);
+    const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(p);
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
       Bodies<N, T> now;
-      state_for_transit<Scheme, N, T>(b, w, p, dense, acc, delta, now);
+      state_for_transit<Scheme, N, T>(b, w, p, dense, delta, now);
       // Body i picked with compile-time indices: a runtime index would put `now`, and the whole
       // sub-step, in GPU local memory.
       T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
@@ -352,7 +341,7 @@ struct ObserverRecord {
         }
       }
       T s2;
-      const T change = model_root(x, v, s2, reach);
+      const T change = model_root(x, v, 2, s2, reach);
       sky2 = select(converged, sky2, s2);
       delta = select(converged, delta, delta + change);
       // Keep the root near this step (a bad Newton step on a face-on orbit must not run away).
@@ -393,7 +382,11 @@ struct ObserverRecord {
     }
     L::set_lane(transit_sum, l, sum);
     L::set_lane(row_next[i], l, row);
-    L::set_lane(epoch_next[i], l, epoch + 1.0);
+    // The conjunctions up to the next observed epoch need no time and no row: counted now, and
+    // passed over by the hot loop (none at all after the last observed one).
+    const double unobserved = row < end ? tab.transit_epoch[row] - (epoch + 1.0) : HUGE_VAL;
+    L::set_lane(skip[i], l, unobserved);
+    L::set_lane(epoch_next[i], l, row < end ? tab.transit_epoch[row] : epoch + 1.0);
     if (missed && L::lane(status, l) == 0.0) L::set_lane(status, l, kStatusMissedTransit);
   }
 
@@ -491,6 +484,22 @@ struct LikelihoodObserver {
       event = mask_or(event, crossing_now[i]);
     }
     if (!any(event)) return;
+    // A conjunction before the body's next observed epoch is only counted (ObserverRecord::skip,
+    // in memory: read only here): no call for it. Kepler-9: 48 of its 155 conjunctions.
+    {
+      Mask crossings = Mask(false);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 1; i < N; ++i) {
+        if (!any(crossing_now[i])) continue;
+        const T left = rec.skip[i];
+        const Mask counted = mask_and(crossing_now[i], left > 0.5);
+        rec.skip[i] = select(counted, left - 1.0, left);
+        crossing_now[i] = mask_and(crossing_now[i], mask_not(counted));
+        crossings = mask_or(crossings, crossing_now[i]);
+      }
+      event = mask_or(rv_due, crossings);
+      if (!any(event)) return;
+    }
 #if !defined(__CUDA_ARCH__)
     // The host's compiler keeps its registers across the call by itself: nothing to park.
     rec.template observe<Scheme>(b, w, p, t_new, h, advanced, rv_due, crossing_now, nullptr);
