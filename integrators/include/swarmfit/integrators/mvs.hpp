@@ -376,6 +376,12 @@ struct Mvs {
     }
     w.pending = 0.0;
     set_kepler(b, p, w);
+#if !defined(__CUDA_ARCH__)
+    // Each step sets it before it is read, but the SIMD lanes' blend (integrate_lanes) copies the
+    // whole Work, this too, before the first step. (A GPU thread is one lane with no blend, and
+    // zeroing it there changed the likelihood kernel's register allocation.)
+    for (int i = 0; i < N; ++i) w.kick_acc[i][0] = w.kick_acc[i][1] = w.kick_acc[i][2] = 0.0;
+#endif
     h_next = p.time_step;
   }
 
