@@ -462,9 +462,9 @@ struct Mvs {
   // observers' out-of-line functions (star_vz_at_offset, refine_transit): as out-of-line functions
   // of their own, a second level of calls, they took and returned the state through GPU local
   // memory (B7's observers +52% -> +46%, bench/RESULTS.md run 12).
-  // The kick's change of the star's v_z, h a_z (kick_star_az), is taken from the stored positions,
-  // which are the kick's (the jump after it is empty in Jacobi coordinates, and a_z = 0 in
-  // democratic heliocentric ones): computed here, once per observation, instead of in every step.
+  // The kick's change of the star's v_z, h a_z (kick_star_az), is taken from the kick's own
+  // acceleration (Work::kick_acc; a_z = 0 in democratic heliocentric coordinates): a few products
+  // per observation, and nothing in the step.
   SWARMFIT_HD static T dense_star_vz(const Bodies<N, T>& b, const Work& w, const StepParams& p, T delta) {
     Bodies<N, T> copy = b;
     kepler(copy, w, w.pending + delta);
