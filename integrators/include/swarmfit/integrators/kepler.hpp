@@ -235,26 +235,31 @@ SWARMFIT_HD MaskOf<T> kepler_drift(T (&x)[3], T (&v)[3], T mu, T h) {
 // takes a Halley step of every body, so the N - 1 independent dependency chains interleave (one
 // GPU thread, or one SIMD pack, has N - 1 times the instruction-level parallelism of solving
 // them one after the other). Each body's result is the one kepler_drift gives it.
-// inv_two_pi_mu[i] = kepler_period_factor(mu[i]).
+// inv_two_pi_mu[i] = kepler_period_factor(mu[i]). Only bodies 1..last move (a dense output that
+// needs the inner ones only: Mvs::dense_relative).
 template <int N, class T>
 SWARMFIT_HD MaskOf<T> kepler_drift_bodies(T (&x)[N][3], T (&v)[N][3], const T (&mu)[N], const T (&inv_two_pi_mu)[N],
-                                          T h) {
+                                          T h, int last = N - 1) {
   using Mask = MaskOf<T>;
   KeplerSolve<T> k[N];
   SWARMFIT_UNROLL_BODIES(N)
-  for (int i = 1; i < N; ++i) k[i].start(x[i], v[i], mu[i], inv_two_pi_mu[i], h);
+  for (int i = 1; i < N; ++i)
+    if (i <= last) k[i].start(x[i], v[i], mu[i], inv_two_pi_mu[i], h);
   SWARMFIT_ROLLED
   for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
     Mask done = Mask(true);
     SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i) done = mask_and(done, k[i].converged);
+    for (int i = 1; i < N; ++i)
+      if (i <= last) done = mask_and(done, k[i].converged);
     if (all(done)) break;
     SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i) k[i].iterate();
+    for (int i = 1; i < N; ++i)
+      if (i <= last) k[i].iterate();
   }
   Mask ok = Mask(true);
   SWARMFIT_UNROLL_BODIES(N)
-  for (int i = 1; i < N; ++i) ok = mask_and(ok, k[i].finish(x[i], v[i]));
+  for (int i = 1; i < N; ++i)
+    if (i <= last) ok = mask_and(ok, k[i].finish(x[i], v[i]));
   return ok;
 }
 

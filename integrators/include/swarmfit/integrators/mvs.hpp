@@ -458,8 +458,8 @@ struct Mvs {
   SWARMFIT_HD static bool dense_observations(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick;
   }
-  // dense_star_vz, kick_star_az and dense_state are inlined into their callers, which are the
-  // observers' out-of-line functions (star_vz_at_offset, refine_transit): as out-of-line functions
+  // dense_star_vz, kick_star_az and dense_relative are inlined into their callers, which are the
+  // observers' out-of-line functions (record_rv, refine_transit): as out-of-line functions
   // of their own, a second level of calls, they took and returned the state through GPU local
   // memory (B7's observers +52% -> +46%, bench/RESULTS.md run 12).
   // The kick's change of the star's v_z, h a_z (kick_star_az), is taken from the kick's own
@@ -481,44 +481,69 @@ struct Mvs {
     return vz + fraction * ((2.0 * w.pending) * kick_star_az(b, w, p));
   }
 
-  // Dense output of the whole state, for the transit times: Jacobi coordinates with the Kepler
-  // operator outermost (the default). Between two kicks the map moves every Jacobi vector on its
-  // Kepler orbit; a kick of h a_p (a_p = perturbation()) stands for the perturbation over the step
-  // around it. The inertial state at t_new + delta, -3h/2 <= delta <= h/2 (h = 2 pending), is the
-  // map's own Kepler segment that holds that time (after this step's kick, or before it: velocities
-  // less h a_p) plus the leading perturbation terms from that segment's closed state at time u
-  // before: positions + a_p u^2 / 2, velocities + a_p u (exact for a constant a_p; the map itself
-  // is a drift-kick-drift leapfrog in the perturbation, Wisdom & Holman 1991). Continuous with its
-  // first derivative at the kick, so Newton on it converges as on the true motion; error
-  // O(da_p/dt h^3), against the two Kepler drifts and a kick of a sub-step (state_at_offset).
-  // a_p: the kick's own acceleration (Work::kick_acc), perturbation() of the stored positions.
+  // Dense output of a planet's state relative to the star, for the transit times: Jacobi
+  // coordinates with the Kepler operator outermost (the default). Between two kicks the map moves every Jacobi vector
+  // on its Kepler orbit; a kick of h a_p (a_p = perturbation()) stands for the perturbation over the step around it.
+  // The state at t_new + delta, -3h/2 <= delta <= h/2 (h = 2 pending), is the map's own Kepler segment that holds that
+  // time (after this step's kick, or before it: velocities less h a_p) plus the leading perturbation terms from that
+  // segment's closed state at time u before: positions + a_p u^2 / 2, velocities + a_p u (exact for a constant a_p; the
+  // map itself is a drift-kick-drift leapfrog in the perturbation, Wisdom & Holman 1991). Continuous with its first
+  // derivative at the kick, so Newton on it converges as on the true motion; error O(da_p/dt h^3), against the two
+  // Kepler drifts and a kick of a sub-step (state_at_offset). a_p: the kick's own acceleration (Work::kick_acc),
+  // perturbation() of the stored positions.
   SWARMFIT_HD static bool dense_states(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick && p.mvs_coordinates == MvsCoordinates::kJacobi;
   }
-  SWARMFIT_HD static void dense_state(const Bodies<N, T>& b, const Work& w, const StepParams& /*p*/, T delta,
-                                      Bodies<N, T>& out) {
+  // Only what planet i's transit needs is formed: the segments of the Jacobi vectors 1..i (the
+  // outer planets' do not enter x_i - x_0), summed by star_relative's sweep,
+  // x_i - x_0 = x'_i + sum_{j<i} (m_j / M_j) x'_j. For Kepler-9's inner planet (70 of its 107
+  // transits) one Kepler drift instead of two, and no frame change of the whole state: B7's
+  // observers +25.5% -> +22% on the H100 (bench/RESULTS.md run 22).
+  // tests/integrators/test_mvs_dense.cpp: at delta = 0 and -h it gives the map's closed states.
+  template <int i>
+  SWARMFIT_HD static void dense_relative(const Bodies<N, T>& b, const Work& w, T delta, T (&x)[3], T (&v)[3]) {
     const auto& acc = w.kick_acc;
     const T h = 2.0 * w.pending;
     const Mask before = delta < -w.pending;  // the segment before this step's kick
     const T u = select(before, delta + h, delta);
-    Bodies<N, T> jac = b;
+    T jx[N][3], jv[N][3];
     SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i) {
-      SWARMFIT_UNROLL
-      for (int d = 0; d < 3; ++d) jac.vel[i][d] = select(before, b.vel[i][d] - h * acc[i][d], b.vel[i][d]);
-    }
-    kepler(jac, w, w.pending + delta);
-    const T half_u2 = 0.5 * u * u;
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i) {
+    for (int k = 1; k < N; ++k) {
       SWARMFIT_UNROLL
       for (int d = 0; d < 3; ++d) {
-        jac.pos[i][d] = jac.pos[i][d] + half_u2 * acc[i][d];
-        jac.vel[i][d] = jac.vel[i][d] + u * acc[i][d];
+        jx[k][d] = b.pos[k][d];
+        jv[k][d] = select(before, b.vel[k][d] - h * acc[k][d], b.vel[k][d]);
       }
     }
-    jacobi_to_inertial_in_place(jac);
-    out = jac;
+    kepler_drift_bodies<N>(jx, jv, w.kepler_mu, w.kepler_factor, w.pending + delta, i);
+    const T half_u2 = 0.5 * u * u;
+    T sx[3] = {T(0.0), T(0.0), T(0.0)}, sv[3] = {T(0.0), T(0.0), T(0.0)};
+    T msum = b.mass[0];
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int k = 1; k < N; ++k) {
+      if (k > i) continue;
+      T px[3], pv[3];
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        px[d] = jx[k][d] + half_u2 * acc[k][d];
+        pv[d] = jv[k][d] + u * acc[k][d];
+      }
+      if (k == i) {
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          x[d] = px[d] + sx[d];
+          v[d] = pv[d] + sv[d];
+        }
+      } else {
+        msum = msum + b.mass[k];
+        const T fraction = jacobi_fraction(b.mass[k], msum);
+        SWARMFIT_UNROLL
+        for (int d = 0; d < 3; ++d) {
+          sx[d] = outer_centre(sx[d], fraction, px[d]);
+          sv[d] = outer_centre(sv[d], fraction, pv[d]);
+        }
+      }
+    }
   }
 
   // Positions and velocities relative to the star, for the monitors (between steps the outer

@@ -96,15 +96,17 @@ SWARMFIT_HD_COLD void state_at_offset(const Bodies<N, T>& b, const typename Sche
 }
 
 // The star's barycentric v_z at t_new + delta: the scheme's dense output where it has one,
-// otherwise a sub-step (state_at_offset).
+// otherwise a sub-step (state_at_offset). Inlined into ObserverRecord::record_rv, which loads the
+// observation's row first: the loads are in flight while the model is computed (B7 on the H100:
+// -0.1 ms of 18; bench/RESULTS.md run 22).
 template <class S, class = void>
 struct HasDenseStarVz : std::false_type {};
 template <class S>
 struct HasDenseStarVz<S, std::void_t<decltype(&S::dense_star_vz)>> : std::true_type {};
 
 template <template <int, class> class Scheme, int N, class T>
-SWARMFIT_HD_COLD T star_vz_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                     T delta) {
+SWARMFIT_HD T star_vz_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
+                                T delta) {
   if constexpr (HasDenseStarVz<Scheme<N, T>>::value) {
     if (Scheme<N, T>::dense_observations(p)) return Scheme<N, T>::dense_star_vz(b, w, p, delta);
   }
@@ -113,12 +115,13 @@ SWARMFIT_HD_COLD T star_vz_at_offset(const Bodies<N, T>& b, const typename Schem
   return now.vel[0][2];
 }
 
-// The scheme's dense output of the whole state where it has one (Mvs::dense_states), for the
-// transit times: each state costs a Kepler drift.
+// The scheme's dense output of a planet's star-relative state where it has one
+// (Mvs::dense_relative), for the transit times: each state costs a Kepler drift of the planets
+// up to that one.
 template <class S, class = void>
 struct HasDenseState : std::false_type {};
 template <class S>
-struct HasDenseState<S, std::void_t<decltype(&S::dense_state)>> : std::true_type {};
+struct HasDenseState<S, std::void_t<decltype(&S::dense_states)>> : std::true_type {};
 
 template <template <int, class> class Scheme, int N, class T>
 SWARMFIT_HD bool use_dense_state(const StepParams& p) {
@@ -127,17 +130,44 @@ SWARMFIT_HD bool use_dense_state(const StepParams& p) {
   return false;
 }
 
+// f(std::integral_constant<int, i>) for a runtime index First <= i < N.
+template <int N, int First, class F>
+SWARMFIT_HD void dispatch_body(int i, F&& f) {
+  if constexpr (First < N) {
+    if (i == First) {
+      f(std::integral_constant<int, First>{});
+    } else {
+      dispatch_body<N, First + 1>(i, f);
+    }
+  }
+}
+
+// Planet i's position and velocity relative to the star at t_new + delta.
 template <template <int, class> class Scheme, int N, class T>
 SWARMFIT_HD void state_for_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                   bool dense, T delta, Bodies<N, T>& out) {
+                                   bool dense, T delta, int i, T (&x)[3], T (&v)[3]) {
   if constexpr (HasDenseState<Scheme<N, T>>::value) {
     if (dense) {
-      Scheme<N, T>::dense_state(b, w, p, delta, out);
+      // With the planet's index known at compile time (one copy per planet): as a runtime bound of
+      // the Kepler drifts' loop it cost the likelihood kernel's hot loop registers (spills).
+      dispatch_body<N, 1>(
+          i, [&](auto k) { Scheme<N, T>::template dense_relative<decltype(k)::value>(b, w, delta, x, v); });
       return;
     }
   }
   (void)dense;
-  state_at_offset<Scheme, N, T>(b, w, p, delta, out);
+  Bodies<N, T> now;
+  state_at_offset<Scheme, N, T>(b, w, p, delta, now);
+  // Body i picked with compile-time indices: a runtime index would put `now`, and the whole
+  // sub-step, in GPU local memory.
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int k = 1; k < N; ++k) {
+    if (k != i) continue;
+    for (int d = 0; d < 3; ++d) {
+      x[d] = now.pos[k][d] - now.pos[0][d];
+      v[d] = now.vel[k][d] - now.vel[0][d];
+    }
+  }
 }
 
 // The policy the driver calls when nothing is observed: compiles to nothing.
@@ -192,33 +222,44 @@ struct ObserverRecord {
   SWARMFIT_HD_COLD void record_rv(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                   T t_new, Mask advanced) {
     const T t_last = t_new + Scheme<N, T>::observation_lag(w, p);
-    for (int pass = 0; pass < tab.num_rv; ++pass) {
+    // The tables' fields, read once (see conjunction()).
+    const int num_rv = tab.num_rv, num_instruments = tab.num_instruments;
+    const double *const times = tab.rv_time, *const values = tab.rv_value, *const errors = tab.rv_error;
+    const int* const instruments = tab.rv_instrument;
+    const double* const jitters = tab.jitters;
+    double* const models = tab.rv_model;
+    const double velocity_unit = tab.velocity_unit;
+    for (int pass = 0; pass < num_rv; ++pass) {
       const Mask pending = mask_and(advanced, rv_next_time <= t_last);
       if (!any(pending)) return;
       const T delta = select(pending, rv_next_time - t_new, T(0.0));
-      const T model = -star_vz_at_offset<Scheme, N, T>(b, w, p, delta) * tab.velocity_unit;
-      // Gather this observation's row per lane, then accumulate as vectors.
-      T value = 0.0, variance = 1.0, instrument = -1.0;
+      // Gather this observation's row per lane first: its loads are in flight while the model
+      // is computed.
+      T value = 0.0, variance = 1.0, instrument = -1.0, next_time = rv_next_time;
       for (int l = 0; l < L::width; ++l) {
         if (!L::mask_lane(pending, l)) continue;
         const int k = static_cast<int>(L::lane(rv_next, l));
         const long sys = first_system + l;
-        // Every load before the one store (which the compiler must assume may alias them), so
-        // that the loads overlap instead of waiting for each other.
-        const int j = tab.rv_instrument[k];
-        const double v = tab.rv_value[k], error = tab.rv_error[k];
-        const double next = k + 1 < tab.num_rv ? tab.rv_time[k + 1] : HUGE_VAL;
-        const double jitter = tab.jitters ? tab.jitters[sys * tab.num_instruments + j] : 0.0;
+        const int j = instruments[k];
+        const double v = values[k], error = errors[k];
+        const double next = k + 1 < num_rv ? times[k + 1] : HUGE_VAL;
+        const double jitter = jitters ? jitters[sys * num_instruments + j] : 0.0;
         L::set_lane(value, l, v);
         L::set_lane(variance, l, error * error + jitter * jitter);
         L::set_lane(instrument, l, j);
-        L::set_lane(rv_next_time, l, next);
-        if (tab.rv_model) tab.rv_model[sys * tab.num_rv + k] = L::lane(model, l);
+        L::set_lane(next_time, l, next);
       }
+      const T model = -star_vz_at_offset<Scheme, N, T>(b, w, p, delta) * velocity_unit;
+      if (models) {
+        for (int l = 0; l < L::width; ++l)
+          if (L::mask_lane(pending, l))
+            models[(first_system + l) * num_rv + static_cast<int>(L::lane(rv_next, l))] = L::lane(model, l);
+      }
+      rv_next_time = next_time;
       rv_next = select(pending, rv_next + 1.0, rv_next);
       const T weight = 1.0 / variance;
       const T r = value - model;
-      for (int j = 0; j < tab.num_instruments; ++j) {
+      for (int j = 0; j < num_instruments; ++j) {
         const Mask mine = mask_and(pending, instrument == double(j));
         sums[j][0] = select(mine, sums[j][0] + weight, sums[j][0]);
         sums[j][1] = select(mine, sums[j][1] + weight * r, sums[j][1]);
@@ -271,7 +312,7 @@ struct ObserverRecord {
   // derivative j, mu = G (m0 + m_i); Danby 1988 sec. 6.9), whose root is found by three Newton
   // steps on the polynomial, which costs no Kepler drift. First about the stored state: its
   // root is within ~(n u)^4 / 24 / n of the true one (u <= h). Then about true states at that
-  // time (the scheme's dense output where it has one, Mvs::dense_state, else sub-steps of the
+  // time (the scheme's dense output where it has one, Mvs::dense_relative, else sub-steps of the
   // scheme), until the model's root is within `reach` of the state it was expanded about:
   // there the model is off only by the perturbations' u^2 term, eps_p (n u)^2 / 2, and its
   // truncation, (n u)^4 / 24, i.e. below ~1e-10 d for n u <= 3e-4 and eps_p <= 1e-3. So one
@@ -327,19 +368,8 @@ struct ObserverRecord {
     Mask converged = mask_not(needed);
     const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(p);
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
-      Bodies<N, T> now;
-      state_for_transit<Scheme, N, T>(b, w, p, dense, delta, now);
-      // Body i picked with compile-time indices: a runtime index would put `now`, and the whole
-      // sub-step, in GPU local memory.
       T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
-      SWARMFIT_UNROLL_BODIES(N)
-      for (int k = 1; k < N; ++k) {
-        if (k != i) continue;
-        for (int d = 0; d < 3; ++d) {
-          x[d] = now.pos[k][d] - now.pos[0][d];
-          v[d] = now.vel[k][d] - now.vel[0][d];
-        }
-      }
+      state_for_transit<Scheme, N, T>(b, w, p, dense, delta, i, x, v);
       T s2;
       const T change = model_root(x, v, 2, s2, reach);
       sky2 = select(converged, sky2, s2);
@@ -348,33 +378,40 @@ struct ObserverRecord {
       delta = lane_min(lane_max(delta, -2.0 * h), h);
       converged = mask_or(converged, lane_abs(change) <= reach);
     }
+    const double star_radius = tab.star_radius;
     for (int l = 0; l < L::width; ++l) {
       if (!L::mask_lane(crossing, l)) continue;
       const bool ok = L::mask_lane(converged, l) && L::mask_lane(needed, l);
       const double t = L::lane(t_new, l) + L::lane(delta, l);
-      const bool across = ok && (tab.star_radius <= 0.0 || L::lane(sky2, l) < tab.star_radius * tab.star_radius);
+      const bool across = ok && (star_radius <= 0.0 || L::lane(sky2, l) < star_radius * star_radius);
       conjunction(l, i, t, across);
     }
   }
 
   // A conjunction of body i at time t in lane l; `across` when it is a transit.
   SWARMFIT_HD_COLD void conjunction(int l, int i, double t, bool across) {
+    // The tables' fields, read once: read through `tab` after one of this function's stores, each
+    // was loaded again, three dependent loads (the reference kept in the record, the field, the
+    // element), as the compiler cannot tell the record's stores from the tables.
+    const double *const epochs = tab.transit_epoch, *const times = tab.transit_time, *const errors = tab.transit_error;
+    double* const models = tab.transit_model;
+    const int end = tab.transit_end[i], num_transits = tab.num_transits;
+    const double nu = tab.student_nu;
     double epoch = L::lane(epoch_next[i], l);
     if (epoch < -1e299)
       epoch = tab.ephemeris_period[i] > 0.0 ? floor((t - tab.ephemeris_t0[i]) / tab.ephemeris_period[i] + 0.5) : 0.0;
     int row = static_cast<int>(L::lane(row_next[i], l));
-    const int end = tab.transit_end[i];
     bool missed = false;
-    while (row < end && tab.transit_epoch[row] < epoch) {  // observed, but no conjunction was found
+    while (row < end && epochs[row] < epoch) {  // observed, but no conjunction was found
       missed = true;
       ++row;
     }
     double sum = L::lane(transit_sum, l);
-    while (row < end && tab.transit_epoch[row] == epoch) {
+    while (row < end && epochs[row] == epoch) {
       if (across) {
-        const double z = (t - tab.transit_time[row]) / tab.transit_error[row];
-        sum += tab.student_nu > 0.0 ? portable_log1p(z * z / tab.student_nu) : z * z;
-        if (tab.transit_model) tab.transit_model[(first_system + l) * tab.num_transits + row] = t;
+        const double z = (t - times[row]) / errors[row];
+        sum += nu > 0.0 ? portable_log1p(z * z / nu) : z * z;
+        if (models) models[(first_system + l) * num_transits + row] = t;
       } else {
         missed = true;
       }
@@ -384,9 +421,9 @@ struct ObserverRecord {
     L::set_lane(row_next[i], l, row);
     // The conjunctions up to the next observed epoch need no time and no row: counted now, and
     // passed over by the hot loop (none at all after the last observed one).
-    const double unobserved = row < end ? tab.transit_epoch[row] - (epoch + 1.0) : HUGE_VAL;
-    L::set_lane(skip[i], l, unobserved);
-    L::set_lane(epoch_next[i], l, row < end ? tab.transit_epoch[row] : epoch + 1.0);
+    const double following = row < end ? epochs[row] : HUGE_VAL;
+    L::set_lane(skip[i], l, following - (epoch + 1.0));
+    L::set_lane(epoch_next[i], l, row < end ? following : epoch + 1.0);
     if (missed && L::lane(status, l) == 0.0) L::set_lane(status, l, kStatusMissedTransit);
   }
 
