@@ -481,16 +481,17 @@ struct Mvs {
     return vz + fraction * ((2.0 * w.pending) * kick_star_az(b, w, p));
   }
 
-  // Dense output of a planet's state relative to the star, for the transit times: Jacobi
-  // coordinates with the Kepler operator outermost (the default). Between two kicks the map moves every Jacobi vector
-  // on its Kepler orbit; a kick of h a_p (a_p = perturbation()) stands for the perturbation over the step around it.
-  // The state at t_new + delta, -3h/2 <= delta <= h/2 (h = 2 pending), is the map's own Kepler segment that holds that
-  // time (after this step's kick, or before it: velocities less h a_p) plus the leading perturbation terms from that
-  // segment's closed state at time u before: positions + a_p u^2 / 2, velocities + a_p u (exact for a constant a_p; the
-  // map itself is a drift-kick-drift leapfrog in the perturbation, Wisdom & Holman 1991). Continuous with its first
-  // derivative at the kick, so Newton on it converges as on the true motion; error O(da_p/dt h^3), against the two
-  // Kepler drifts and a kick of a sub-step (state_at_offset). a_p: the kick's own acceleration (Work::kick_acc),
-  // perturbation() of the stored positions.
+  // Dense output of a planet's state relative to the star, for the transit times: Jacobi coordinates
+  // with the Kepler operator outermost (the default). Between two kicks the map moves every Jacobi
+  // vector on its Kepler orbit; a kick of h a_p (a_p = perturbation()) stands for the perturbation
+  // over the step around it. The state at t_new + delta, -3h/2 <= delta <= h/2 (h = 2 pending), is
+  // the map's own Kepler segment that holds that time (after this step's kick, or before it:
+  // velocities less h a_p) plus the leading perturbation terms from that segment's closed state at
+  // time u before: positions + a_p u^2 / 2, velocities + a_p u (exact for a constant a_p; the map
+  // itself is a drift-kick-drift leapfrog in the perturbation, Wisdom & Holman 1991). Continuous
+  // with its first derivative at the kick, so Newton on it converges as on the true motion; error
+  // O(da_p/dt h^3), against the two Kepler drifts and a kick of a sub-step (state_at_offset). a_p:
+  // the kick's own acceleration (Work::kick_acc), perturbation() of the stored positions.
   SWARMFIT_HD static bool dense_states(const StepParams& p) {
     return p.mvs_splitting == MvsSplitting::kKeplerJumpKick && p.mvs_coordinates == MvsCoordinates::kJacobi;
   }
