@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -100,6 +104,35 @@ inline void set_swarm_system(Ensemble& e, long sys, const std::vector<double>& p
     e.velocity(sys, i, 1) = v * std::cos(phi);
     e.velocity(sys, i, 2) = 0.0;
   }
+}
+
+// A one-system ensemble from a fixture CSV (header system,body,mass,x,y,z,vx,vy,vz; system 0
+// only), as the committed fixture scripts write them.
+inline std::unique_ptr<Ensemble> read_fixture_system(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::string line;
+  std::getline(in, line);
+  if (line.rfind("system,body,mass,x,y,z,vx,vy,vz", 0) != 0) throw std::runtime_error(path + ": unexpected header");
+  std::vector<std::vector<double>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::istringstream fields(line);
+    std::vector<double> row;
+    for (std::string f; std::getline(fields, f, ',');) row.push_back(std::stod(f));
+    if (row.size() < 9 || row[0] != 0) throw std::runtime_error(path + ": expected one system of 9 columns");
+    rows.push_back(row);
+  }
+  auto e = std::make_unique<Ensemble>(1, static_cast<int>(rows.size()));
+  for (const auto& row : rows) {
+    const int i = static_cast<int>(row[1]);
+    e->mass(0, i) = row[2];
+    for (int d = 0; d < 3; ++d) {
+      e->position(0, i, d) = row[3 + d];
+      e->velocity(0, i, d) = row[6 + d];
+    }
+  }
+  return e;
 }
 
 inline RunRequest request_for(const std::string& integrator, double time_step, double t_end, double G = 1.0) {

@@ -95,17 +95,9 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
   row.worst = errors.back();
   const std::size_t k = errors.size() / 2;
   row.median = errors.size() % 2 ? errors[k] : 0.5 * (errors[k - 1] + errors[k]);
-  const double pairs = n * (n - 1) / 2.0;
-  if (integrator.rfind("hermite", 0) == 0) {
-    row.evaluations_per_step = 2 * pairs;
+  row.evaluations_per_step = r.integrator->pair_evaluations(n);
+  if (r.integrator->scheme == SchemeId::kHermite || r.integrator->scheme == SchemeId::kHermiteAdaptive)
     row.flops_per_step = hermite_flops(n);
-  } else if (integrator.rfind("rkck", 0) == 0) {
-    row.evaluations_per_step = 6 * pairs;
-  } else if (integrator == "leapfrog") {
-    row.evaluations_per_step = pairs;
-  } else {
-    row.evaluations_per_step = (n - 1) * (n - 2) / 2.0;  // MVS: planet-planet pairs only
-  }
   return row;
 }
 
@@ -164,7 +156,7 @@ void bench_likelihood(const std::string& config_path, const std::vector<std::str
   }
   const double single = seconds_since(t0) / repetitions;
   std::cout << "  one evaluation, 1 CPU thread: " << std::setprecision(4) << single * 1e3 << " ms (" << repetitions
-            << " repetitions; ln L " << std::setprecision(10) << lnl << ", " << status_name(status) << ")\n";
+            << " repetitions; ln L " << std::setprecision(10) << lnl << ", " << model_status_name(status) << ")\n";
   // Perturbed copies: masses, periods and phases moved by small fractions, deterministically.
   std::vector<double> params;
   params.reserve(static_cast<std::size_t>(systems) * np);

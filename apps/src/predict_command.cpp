@@ -160,7 +160,7 @@ int predict_command(int argc, char** argv) {
   for (long s = 0; s < std::min<long>(count, 20); ++s) {
     char line[200];
     std::snprintf(line, sizeof line, "  %3ld %13.4f  %-16s %13.4f %18.5f\n", s, pr.log_likelihood[s],
-                  status_name(pr.status[s]), std::sqrt(rv_rms[s]), std::sqrt(transit_rms[s]) * 1440);
+                  model_status_name(pr.status[s]), std::sqrt(rv_rms[s]), std::sqrt(transit_rms[s]) * 1440);
     std::cout << line;
   }
   for (const auto& note : c.data.notes) std::cout << "  note: " << note << "\n";

@@ -129,7 +129,7 @@ int simulate_command(int argc, char** argv) {
   ModelCurves curves;
   problem.evaluate(truth.data(), 1, &lnl, &status, &curves);
   if (status != 0)
-    throw InputError(o.config + ": the truth cannot be observed as planned (status " + status_name(status) + ")");
+    throw InputError(o.config + ": the truth cannot be observed as planned (status " + model_status_name(status) + ")");
 
   std::filesystem::create_directories(o.output);
   const double jitter = o.rv_jitter;

@@ -6,22 +6,22 @@
 
 namespace swarmfit {
 
-bool cuda_available() { return false; }
-std::string cuda_device_name() { return "none (built without CUDA)"; }
-DeviceTiming integrate_cuda(Ensemble&, const RunRequest&) {
+void throw_no_cuda_backend() {
   throw std::runtime_error(
       "backend=cuda: this build of swarmfit has no CUDA backend (configure with SWARMFIT_CUDA=ON)");
 }
-struct CudaObservedPipeline::Impl {};
-CudaObservedPipeline::CudaObservedPipeline() = default;
-CudaObservedPipeline::~CudaObservedPipeline() = default;
-DeviceTiming CudaObservedPipeline::run(long, int, int, const double*, const RunRequest& request,
-                                       const ObservationTables&, const DeviceSetup&, int*, int) {
-  Ensemble none(1, 2);
-  return integrate_cuda(none, request);
-}
-DeviceTiming integrate_observed_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables&) {
-  return integrate_cuda(ensemble, request);
+
+bool cuda_available() { return false; }
+std::string cuda_device_name() { return "none (built without CUDA)"; }
+bool cuda_threads_per_body(SchemeId, int, CudaLayout, bool) { return false; }
+DeviceTiming integrate_cuda(Ensemble&, const RunRequest&) { throw_no_cuda_backend(); }
+DeviceTiming run_on_device(Ensemble&, const RunRequest&, const DeviceRun&) { throw_no_cuda_backend(); }
+struct CudaBatchPipeline::Impl {};
+CudaBatchPipeline::CudaBatchPipeline() = default;
+CudaBatchPipeline::~CudaBatchPipeline() = default;
+DeviceTiming CudaBatchPipeline::run(long, int, int, const double*, const RunRequest&, const Setup&, const Launch&, int*,
+                                    double*, int) {
+  throw_no_cuda_backend();
 }
 
 }  // namespace swarmfit

@@ -1,62 +1,37 @@
 #include "swarmfit/integrators/registry.hpp"
 
+#include <sstream>
+
+#include "swarmfit/integrators/schemes.hpp"
+
 namespace swarmfit {
 
+namespace {
+
+std::vector<std::string> words(const char* text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+template <std::size_t K>
+void add_entries(std::vector<IntegratorInfo>& registry, SchemeId scheme, const IntegratorEntry (&entries)[K]) {
+  for (const IntegratorEntry& e : entries)
+    registry.push_back({e.name, scheme, e.adaptive, e.order, e.symplectic, e.force_evaluations, e.planet_pairs_only,
+                        e.citation, e.description, words(e.parameters)});
+}
+
+}  // namespace
+
 const std::vector<IntegratorInfo>& integrator_registry() {
-  static const std::vector<IntegratorInfo> registry = {
-      {"hermite",
-       SchemeId::kHermite,
-       false,
-       4,
-       false,
-       "Makino & Aarseth 1992 (PASJ 44, 141); Hut, Makino & McMillan 1995 (ApJ 443, L93); "
-       "Swarm-NG: Dindar et al. 2013 (New Astron. 23, 6)",
-       "Hermite 4th order P(EC)^2, fixed step",
-       {"time_step"}},
-      {"hermite_adaptive",
-       SchemeId::kHermiteAdaptive,
-       true,
-       4,
-       false,
-       "as hermite; step from Swarm-NG eq. 5, h = tau [sum |j|^2/|a|^2]^(-1/2), time-symmetrised as in "
-       "Hut, Makino & McMillan 1995; compensated summation (Kahan 1965); position corrector with the jerks "
-       "(Kokubo & Makino 2004, PASJ 56, 861)",
-       "Hermite 4th order P(EC)^2, adaptive time-symmetric step",
-       {"time_step_factor", "min_time_step", "max_time_step"}},
-      {"mvs",
-       SchemeId::kMvs,
-       false,
-       2,
-       true,
-       "Wisdom & Holman 1991 (AJ 102, 1528); Duncan, Levison & Lee 1998 (AJ 116, 2067); "
-       "Rein & Tamayo 2015 (MNRAS 452, 376)",
-       "mixed-variable symplectic (Wisdom-Holman), democratic heliocentric or Jacobi coordinates",
-       {"time_step", "mvs_coordinates", "mvs_splitting"}},
-      {"rkck",
-       SchemeId::kRkck,
-       false,
-       5,
-       false,
-       "Cash & Karp 1990 (ACM TOMS 16, 201)",
-       "Runge-Kutta-Cash-Karp 5(4), fixed step",
-       {"time_step"}},
-      {"rkck_adaptive",
-       SchemeId::kRkck,
-       true,
-       5,
-       false,
-       "Cash & Karp 1990 (ACM TOMS 16, 201); Press et al. 1992 sec. 16.2",
-       "Runge-Kutta-Cash-Karp 5(4), adaptive step",
-       {"time_step", "error_tolerance", "min_time_step", "max_time_step"}},
-      {"leapfrog",
-       SchemeId::kLeapfrog,
-       false,
-       2,
-       true,
-       "Verlet 1967 (Phys. Rev. 159, 98)",
-       "leapfrog, velocity Verlet (kick-drift-kick)",
-       {"time_step"}},
-  };
+  static const std::vector<IntegratorInfo> registry = [] {
+    std::vector<IntegratorInfo> r;
+#define SWARMFIT_ADD_SCHEME(Type) add_entries(r, SchemeId::k##Type, Type<2, double>::kIntegrators);
+    SWARMFIT_SCHEMES(SWARMFIT_ADD_SCHEME)
+#undef SWARMFIT_ADD_SCHEME
+    return r;
+  }();
   return registry;
 }
 
@@ -65,6 +40,12 @@ const IntegratorInfo* find_integrator(const std::string& name) {
     if (entry.name == name) return &entry;
   }
   return nullptr;
+}
+
+std::string integrator_names() {
+  std::string names;
+  for (const auto& entry : integrator_registry()) names += (names.empty() ? "" : ", ") + entry.name;
+  return names;
 }
 
 const char* status_name(int code) {
@@ -77,9 +58,6 @@ const char* status_name(int code) {
     case kStatusStepBudget: return "step_budget";
     case kStatusKeplerFailure: return "kepler_failure";
     case kStatusStepUnderflow: return "step_underflow";
-    case kStatusMissedTransit: return "missed_transit";
-    case kStatusInvalidParameters: return "invalid_parameters";
-    case kStatusOutsidePrior: return "outside_prior";
     case kStatusPadding: return "padding";
     default: return "unknown";
   }

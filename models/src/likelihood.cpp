@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "swarmfit/integrators/registry.hpp"
-#include "swarmfit/models/cuda_setup.hpp"
 #include "swarmfit/models/units.hpp"
 #include "swarmfit/observations/input_error.hpp"
 
@@ -57,7 +56,7 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
   duration_ = (last - t_ref) + 0.6 * max_period + settings_.extra_time;
 
   // RV: times from the reference epoch; values centred per instrument (weighted mean) so that
-  // the sums of observers.hpp do not cancel digits.
+  // the observer's sums (likelihood_observer.hpp) do not cancel digits.
   instrument_of_model_.assign(data_.instruments.size(), -1);
   for (std::size_t j = 0; j < data_.instruments.size(); ++j) {
     const auto& names = model_.instruments();
@@ -145,17 +144,9 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
   tables_.transit_epoch = transit_epoch_.data();
   tables_.star_radius = settings_.star_radius;
   tables_.student_nu = settings_.student_nu;
-  // Parameter-independent terms: RV 2 pi; transit-time normalisations.
-  const double log_two_pi = std::log(2.0 * units::kPi);
-  double norm = -0.5 * tables_.num_rv * log_two_pi;
-  for (double sigma : transit_error_) {
-    if (settings_.student_nu > 0) {
-      const double nu = settings_.student_nu;
-      norm += std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) - 0.5 * std::log(nu * units::kPi) - std::log(sigma);
-    } else {
-      norm += -0.5 * log_two_pi - std::log(sigma);
-    }
-  }
+  // Parameter-independent terms (likelihood_observer.hpp, the likelihood's terms).
+  double norm = rv_log_norm(tables_.num_rv);
+  for (double sigma : transit_error_) norm += transit_log_norm(sigma, settings_.student_nu);
   tables_.log_norm = norm;
 }
 
@@ -227,19 +218,12 @@ void LikelihoodProblem::evaluate(const double* params, long n, double* log_likel
   if (settings_.backend == "cuda" && !curves && !settings_.reproducible) {
     // The GPU path: only the parameters go to the device, which sets the systems up itself
     // (system_setup.hpp), slice by slice while the host uploads the next slice.
-    if (!pipeline_) pipeline_ = std::make_shared<CudaObservedPipeline>();
-    const ModelShape shape = model_.shape();
+    if (!pipeline_) pipeline_ = std::make_shared<LikelihoodPipeline>();
     RvCentres centres;
     for (int j = 0; j < ni; ++j) centres.value[j] = rv_centre_[j];
-    const auto setup = [&](const double* device_params, long count, EnsembleView view, double* offsets, double* jitters,
-                           void* stream) {
-      launch_system_setup(shape, centres, device_params, count, view, offsets, jitters, stream);
-    };
     std::vector<double> lnl(n, -HUGE_VAL);
-    ObservationTables tables = tables_;
-    tables.log_likelihood = lnl.data();
-    const DeviceTiming device = pipeline_->run(n, model_.num_bodies(), np, params, request(duration_), tables, setup,
-                                               status, settings_.cuda_slices);
+    const DeviceTiming device = pipeline_->run(n, model_.shape(), centres, params, request(duration_), tables_, status,
+                                               lnl.data(), settings_.cuda_slices);
     if (timing) *timing = device;
     for (long s = 0; s < n; ++s) log_likelihood[s] = status[s] == kStatusOk ? lnl[s] : -HUGE_VAL;
     return;
@@ -264,7 +248,7 @@ void LikelihoodProblem::evaluate(const double* params, long n, double* log_likel
   Ensemble ensemble(n, model_.num_bodies());
   std::vector<int> invalid;
   build_ensemble(params, n, ensemble, invalid);
-  const DeviceTiming device = integrate_observed(ensemble, request(duration_), tables, settings_.backend);
+  const DeviceTiming device = integrate_likelihood(ensemble, request(duration_), tables, settings_.backend);
   if (timing) *timing = device;
   for (long s = 0; s < n; ++s) {
     status[s] = ensemble.status(s);
@@ -311,7 +295,7 @@ void LikelihoodProblem::rv_curve(const double* params, long n, const std::vector
   tables.rv_model = rv.data();
   std::vector<double> lnl(n);
   tables.log_likelihood = lnl.data();
-  integrate_observed(ensemble, request(t.back() + time_step_), tables, settings_.backend);
+  integrate_likelihood(ensemble, request(t.back() + time_step_), tables, settings_.backend);
   for (long s = 0; s < n; ++s) status[s] = ensemble.status(s);
 }
 

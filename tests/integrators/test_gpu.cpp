@@ -3,7 +3,7 @@
 // contraction) and the GPU takes 1/sqrt from rsqrt (1 ulp), the CPU divides; no fast-math. They
 // agree to round-off: 1e-12 relative after 1000 fixed steps. The reproducible kernels
 // (RunRequest::reproducible: nvcc -fmad=false, IEEE 1/sqrt) give the CPU's bits.
-// Systems of body_threads_from(scheme) or more bodies run with a thread per body on the GPU
+// Systems of BodyKernels<Scheme>::kFrom or more bodies run with a thread per body on the GPU
 // (cuda_body_kernels.cuh), which gives bitwise what one thread per system gives.
 // rkck_adaptive accepts or rejects a step by comparing an error estimate with the tolerance, and
 // last-bit differences flip some of those decisions: its two paths agree to the tolerance.
@@ -203,14 +203,6 @@ TEST(Gpu, ReproducibleKernelsGiveTheCpusBits) {
     int stopped[11] = {};
     expect_bitwise_equal(cpu, gpu, 4, info.name + " 1000 steps reproducible", stopped);
   }
-}
-
-TEST(Gpu, ThreadPerBodyIsRefusedWithObservers) {
-  SKIP_WITHOUT_GPU();
-  Ensemble e = mixed_ensemble(4, 3);
-  RunRequest r = request_for("mvs", 1e-3, 0.01);
-  r.cuda_layout = CudaLayout::kThreadPerBody;
-  EXPECT_THROW(integrate_observed_cuda(e, r, ObservationTables{}), std::invalid_argument);
 }
 
 TEST(Gpu, CopiesOfOneSystemAreBitwiseEqual) {

@@ -9,7 +9,6 @@
 #include <map>
 #include <sstream>
 
-#include "initial_conditions.hpp"
 #include "test_support.hpp"
 
 namespace swarmfit::testing {
@@ -59,8 +58,8 @@ double run_against(const std::string& name, const std::string& integrator,
                    const std::function<void(RunRequest&)>& tune) {
   const auto cases = read_cases();
   const Case& c = cases.at(name);
-  auto initial = app::read_initial_conditions(kFixtures + name + "_initial.csv");
-  auto expected = app::read_initial_conditions(kFixtures + name + "_final.csv");
+  auto initial = read_fixture_system(kFixtures + name + "_initial.csv");
+  auto expected = read_fixture_system(kFixtures + name + "_final.csv");
   RunRequest r = request_for(integrator, c.dt, c.t_end, c.G);
   tune(r);
   integrate_cpu(*initial, r);

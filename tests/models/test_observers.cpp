@@ -1,4 +1,4 @@
-// Observables computed during the integration (integrators/observers.hpp through
+// Observables computed during the integration (models/likelihood_observer.hpp through
 // models/likelihood.hpp): against REBOUND IAS15, TTVFast and RadVel fixtures, on synthetic data made
 // by the model itself, and on populations that mix sane and broken proposals.
 #include <gtest/gtest.h>

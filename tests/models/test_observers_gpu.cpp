@@ -291,13 +291,13 @@ TEST(ObserversGpu, DeviceSetUpMatchesTheHostsInitialConditions) {
   }
 }
 
-// The GPU pipeline (CudaObservedPipeline) cuts a batch into slices set up on the host while the
+// The GPU pipeline (LikelihoodPipeline) cuts a batch into slices set up on the host while the
 // device integrates the slices before: the slicing must not change a bit of any result, and a
 // second batch through the same (reused) buffers must give the first one's results.
 TEST(ObserversGpu, SlicedBatchesGiveBitwiseTheResultsOfOneLaunch) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   const long n = 20011;  // >= kSliceFrom: auto slicing; not a multiple of a block
-  ASSERT_GE(n, CudaObservedPipeline::kSliceFrom);
+  ASSERT_GE(n, CudaBatchPipeline::kSliceFrom);
   const Population pop = population(n);
   LikelihoodSettings s = pop.settings;
   s.backend = "cuda";
@@ -321,7 +321,7 @@ TEST(ObserversGpu, SlicedBatchesGiveBitwiseTheResultsOfOneLaunch) {
       std::vector<int> sliced_status(n, -1);
       DeviceTiming t;
       problem.evaluate(pop.params.data(), n, sliced.data(), sliced_status.data(), nullptr, &t);
-      EXPECT_EQ(t.slices, slices == 0 ? CudaObservedPipeline::kDefaultSlices : slices);
+      EXPECT_EQ(t.slices, slices == 0 ? CudaBatchPipeline::kDefaultSlices : slices);
       for (long k = 0; k < n; ++k) {
         ASSERT_EQ(sliced_status[k], whole_status[k]) << "system " << k;
         ASSERT_EQ(std::memcmp(&sliced[k], &whole[k], sizeof(double)), 0)

@@ -1,31 +1,28 @@
 // Backends: thin loops over the systems of an ensemble, each calling the same integrate_lanes().
+// Host-side API of both: the engine's own integrations (integrate_cpu, integrate_cuda), and the
+// dispatch over the scheme list for any observation policy (observation.hpp), whose kernels are
+// instantiated one compilation unit per scheme (cpu_kernels.hpp, cuda_kernels.cuh).
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "swarmfit/integrators/ensemble.hpp"
-#include "swarmfit/integrators/observers.hpp"
 #include "swarmfit/integrators/registry.hpp"
 
 namespace swarmfit {
 
 // CUDA: how threads map to systems. One thread per system keeps a whole system in registers; a
-// thread per body (every scheme, without observers: cuda_body_kernels.cuh) keeps one body there,
-// for systems that do not fit one thread. kAuto takes a thread per body from body_threads_from(scheme)
-// bodies on, where B2 measured it faster (bench/RESULTS.md, B2 with each layout and scheme, H100):
-// from 9 bodies for hermite, mvs and leapfrog (at n = 8 one thread per system is 1.6-2.2x faster,
-// at n = 10 a thread per body 3.6-6.4x), from 6 for rkck (six stages' derivatives: n = 6 1.09x,
-// n = 8 2.6x).
+// thread per body (cuda_body_kernels.cuh: every scheme that has such a kernel, without
+// observers) keeps one body there, for systems that do not fit one thread. kAuto takes a thread
+// per body where the scheme's body kernel is faster (cuda_body_kernels.cuh, BodyKernels).
 enum class CudaLayout : int { kAuto = 0, kThreadPerSystem = 1, kThreadPerBody = 2 };
-constexpr int body_threads_from(SchemeId scheme) { return scheme == SchemeId::kRkck ? 6 : 9; }
-// Whether the CUDA backend gives each body a thread: where asked for, or from body_threads_from
-// bodies on under kAuto; never with observers (the likelihood kernels are one thread per system).
-inline bool cuda_threads_per_body(SchemeId scheme, int num_bodies, CudaLayout layout, bool observed) {
-  if (observed || layout == CudaLayout::kThreadPerSystem) return false;
-  return layout == CudaLayout::kThreadPerBody || num_bodies >= body_threads_from(scheme);
-}
+// Whether the CUDA backend gives each body a thread: where asked for (and the scheme has a body
+// kernel), or from the scheme's threshold on under kAuto; never with observers (observed kernels
+// run one thread per system). False in a build without CUDA.
+bool cuda_threads_per_body(SchemeId scheme, int num_bodies, CudaLayout layout, bool observed);
 
 struct RunRequest {
   const IntegratorInfo* integrator = nullptr;
@@ -41,7 +38,7 @@ struct RunRequest {
 };
 
 // Kernel-only and end-to-end (copies included) times of a CUDA run, in milliseconds.
-// A pipelined run (CudaObservedPipeline) reports as kernel_ms the span from the start of the first
+// A pipelined run (CudaBatchPipeline) reports as kernel_ms the span from the start of the first
 // slice's integration kernel to the end of the last one's, as setup_ms the sum over slices of
 // the span from the start of a slice's set-up kernel to the start of its integration kernel (with
 // one slice: the set-up kernel's time; with several it includes waiting for the other slices'
@@ -55,52 +52,107 @@ struct DeviceTiming {
   int slices = 1;
 };
 
-// OpenMP over chunks, SIMD across the systems of a chunk (cpu_simd_width() lanes).
+// ---- CPU: OpenMP over chunks, SIMD across the systems of a chunk (cpu_simd_width() lanes).
 void integrate_cpu(Ensemble& ensemble, const RunRequest& request);
 int cpu_simd_width();
 
+// Instantiated in one compilation unit per scheme and policy (cpu_kernels.hpp).
+template <template <int, class> class Scheme, class Observation>
+void integrate_cpu_scheme(Ensemble& ensemble, const RunRequest& request, const typename Observation::Params& params);
+
+// Every system to request.destination_time with the policy's observer.
+template <class Observation>
+void integrate_cpu_observed(Ensemble& ensemble, const RunRequest& request, const typename Observation::Params& params) {
+  if (ensemble.num_bodies() > Observation::kMaxBodies)
+    throw std::invalid_argument("observed integrations take at most " + std::to_string(Observation::kMaxBodies) +
+                                " bodies");
+  ensemble.fill_padding();
+  RunRequest effective = request;
+  effective.step.adaptive = request.integrator->adaptive;
+  switch (request.integrator->scheme) {
+#define SWARMFIT_CPU_CASE(Type) \
+  case SchemeId::k##Type: integrate_cpu_scheme<Type, Observation>(ensemble, effective, params); return;
+    SWARMFIT_SCHEMES(SWARMFIT_CPU_CASE)
+#undef SWARMFIT_CPU_CASE
+  }
+}
+
+// ---- CUDA
 // True when the CUDA backend was built and a device is present.
 bool cuda_available();
+// Throws the error of a build without the CUDA backend (its stand-ins call it).
+[[noreturn]] void throw_no_cuda_backend();
 std::string cuda_device_name();
 // Uploads, integrates on the device, downloads. Throws std::runtime_error on any CUDA failure.
 DeviceTiming integrate_cuda(Ensemble& ensemble, const RunRequest& request);
 
-// Either backend; the CUDA one returns its timing (the CPU one zeros), as integrate_observed does.
+// Either backend; the CUDA one returns its timing (the CPU one zeros).
 DeviceTiming integrate(Ensemble& ensemble, const RunRequest& request, const std::string& backend);
 
-// One likelihood pass: integrates every system to destination_time with the observers of
-// observers.hpp, which write tables.log_likelihood[system] (and the model curves where asked);
-// the status codes land in the ensemble. Systems of 2 to kMaxObservedBodies bodies. The CUDA
-// version copies the tables to the device and the results back (and returns its timing; the
-// CPU version returns zeros).
-void integrate_observed_cpu(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
-DeviceTiming integrate_observed_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
-DeviceTiming integrate_observed(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
-                                const std::string& backend);
+// Kernel launchers, one compilation unit per scheme and policy (cuda_kernels.cuh), twice: as
+// nvcc builds them by default, and with the CPU's arithmetic (reproducible runs).
+namespace fast_kernels {
+template <template <int, class> class Scheme, class Observation>
+void launch_scheme(EnsembleView view, const RunRequest& request, const typename Observation::Params& params);
+}
+namespace strict_kernels {
+template <template <int, class> class Scheme, class Observation>
+void launch_scheme(EnsembleView view, const RunRequest& request, const typename Observation::Params& params);
+}
 
-// Repeated likelihood batches on the GPU (LikelihoodProblem with backend=cuda). Only the
-// parameters go to the device, where a set-up kernel (the caller's) turns them into initial
-// conditions; a batch is cut into slices, each uploaded, set up and integrated on its own stream
-// while the host uploads the next; only status codes and ln L come back (the final states stay on
-// the device). Device buffers, pinned result buffers and streams are kept from one batch to the
-// next. Results do not depend on the slicing (systems are independent).
-class CudaObservedPipeline {
+// Launches the integration of the systems of `view` (device memory) with the policy's observer
+// on request.cuda_stream (asynchronous); params hold device pointers. Only in a build with CUDA.
+template <class Observation>
+void launch_observed(EnsembleView view, const RunRequest& request, const typename Observation::Params& params) {
+  RunRequest effective = request;
+  effective.step.adaptive = request.integrator->adaptive;
+  switch (request.integrator->scheme) {
+#define SWARMFIT_CUDA_CASE(Type)                                                 \
+  case SchemeId::k##Type:                                                        \
+    if (request.reproducible)                                                    \
+      strict_kernels::launch_scheme<Type, Observation>(view, effective, params); \
+    else                                                                         \
+      fast_kernels::launch_scheme<Type, Observation>(view, effective, params);   \
+    return;
+    SWARMFIT_SCHEMES(SWARMFIT_CUDA_CASE)
+#undef SWARMFIT_CUDA_CASE
+  }
+}
+
+// A host ensemble through the device: uploaded, `prepare` (the caller's own uploads), `launch`
+// (between the kernel timing events), `collect` (the caller's downloads), downloaded. Timing as
+// DeviceTiming says; total_ms covers all of it.
+struct DeviceRun {
+  std::function<void()> prepare;
+  std::function<void(const EnsembleView& device_view, const RunRequest& request)> launch;
+  std::function<void()> collect;
+};
+DeviceTiming run_on_device(Ensemble& ensemble, const RunRequest& request, const DeviceRun& run);
+
+// Repeated batches on the GPU. Only the parameters go to the device, where the caller's set-up
+// kernel turns them into initial conditions; a batch is cut into slices, each uploaded, set up and
+// integrated on its own stream while the host uploads the next; only the status codes and one
+// value per system (the caller's output, e.g. ln L) come back (the final states stay on the
+// device). Device buffers, pinned result buffers and streams are kept from one batch to the next.
+// Results do not depend on the slicing (systems are independent).
+class CudaBatchPipeline {
  public:
-  // setup(params, count, view, offsets, jitters, stream): sets up systems [0, count) of view (its
-  // padding too) from params (device memory), and their RV offsets and jitters
-  // ([system * num_instruments + j]; null when there are no instruments), on the given stream.
-  using DeviceSetup = std::function<void(const double* params, long count, EnsembleView view, double* offsets,
-                                         double* jitters, void* stream)>;
-  CudaObservedPipeline();
-  ~CudaObservedPipeline();
-  CudaObservedPipeline(const CudaObservedPipeline&) = delete;
-  CudaObservedPipeline& operator=(const CudaObservedPipeline&) = delete;
-  // params: num_systems x num_parameters host values. tables: host pointers (offsets and jitters
-  // are the set-up's); ln L goes to tables.log_likelihood and the codes to status. No model
-  // curves (rv_model, transit_model must be null). slices <= 0: kDefaultSlices for batches of
-  // at least kSliceFrom systems, else 1.
+  // setup(params, first, count, view, stream): sets up systems [0, count) of view (its padding
+  // too) from params (device memory: systems first .. first + count - 1 of the batch), on the
+  // given stream (a cudaStream_t).
+  using Setup = std::function<void(const double* params, long first, long count, EnsembleView view, void* stream)>;
+  // launch(view, first, count, outputs, request): integrates them (request.cuda_stream set),
+  // writing one value per system to outputs[0, count) (device memory).
+  using Launch =
+      std::function<void(EnsembleView view, long first, long count, double* outputs, const RunRequest& request)>;
+  CudaBatchPipeline();
+  ~CudaBatchPipeline();
+  CudaBatchPipeline(const CudaBatchPipeline&) = delete;
+  CudaBatchPipeline& operator=(const CudaBatchPipeline&) = delete;
+  // params: num_systems x num_parameters host values; status and outputs: num_systems each (host).
+  // slices <= 0: kDefaultSlices for batches of at least kSliceFrom systems, else 1.
   DeviceTiming run(long num_systems, int num_bodies, int num_parameters, const double* params,
-                   const RunRequest& request, const ObservationTables& tables, const DeviceSetup& setup, int* status,
+                   const RunRequest& request, const Setup& setup, const Launch& launch, int* status, double* outputs,
                    int slices = 0);
   static constexpr int kDefaultSlices = 8;
   static constexpr long kSliceFrom = 16384;

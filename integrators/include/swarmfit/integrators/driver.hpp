@@ -4,7 +4,6 @@
 #pragma once
 
 #include "swarmfit/integrators/gravity.hpp"
-#include "swarmfit/integrators/observers.hpp"
 #include "swarmfit/integrators/parameters.hpp"
 
 namespace swarmfit {
@@ -125,9 +124,9 @@ SWARMFIT_HD void blend_lanes(S& dst, const S& old, MaskOf<T> keep_new) {
 }
 
 // The driver's loop variables. With observers they are held together so that an observer's rare
-// out-of-line call can park them in memory and take them back afterwards (LikelihoodObserver::
-// after_step): nothing is then live across the call, and the hot loop keeps the register
-// allocation of the plain kernel. Without an event the struct lives in registers.
+// out-of-line call can park them in memory and take them back afterwards (ParkedState): nothing
+// is then live across the call, and the hot loop keeps the register allocation of the plain
+// kernel. Without an event the struct lives in registers.
 template <int N, class T>
 struct LoopState {
   Clock<T> clock;
@@ -136,6 +135,67 @@ struct LoopState {
   T code;
   MaskOf<T> active;
 };
+
+// The observer the driver calls when nothing is observed: compiles to nothing. An observer is an
+// object with kActive = true and, for the scheme in use,
+//   start<Scheme>(b, w, p)                                  before the first step;
+//   after_step<Scheme>(b, w, p, h, advanced, rp, rv, loop)  after every step, with the state
+//     relative to the star (rp, rv, as the monitors see it) and the driver's LoopState, whose
+//     `code` it may set to stop a lane;
+// observation.hpp says how a backend runs one (an observation policy).
+struct NoObserver {
+  static constexpr bool kActive = false;
+};
+
+// An observer's rare out-of-line work (an event) with the loop state parked in memory. On the
+// GPU, whatever is live across a call that is not inlined competes for the hot loop's registers:
+// with the state live across its calls the likelihood kernel hit 255 registers and spilled inside
+// the loop. So the observer copies the state into a ParkedState, hands the copies (and the
+// ParkedState's address, for keep_parked) to its out-of-line function, and restores them after
+// the call: nothing but loop invariants is live across it. `Extra` holds the observer's own
+// registers. The masses are not restored: reloaded after a call they would no longer be loop
+// invariants, and everything derived from them (mu, mass ratios: divisions) would be recomputed
+// at every step. On the host the compiler keeps registers across calls itself: kParkAcrossCalls
+// is false there and observers call directly.
+#if defined(__CUDA_ARCH__)
+constexpr bool kParkAcrossCalls = true;
+#else
+constexpr bool kParkAcrossCalls = false;
+#endif
+
+template <int N, class T, class Work, class Loop, class Extra>
+struct ParkedState {
+  Bodies<N, T> b;
+  Work w;
+  Loop loop;
+  Extra extra;
+  SWARMFIT_HD ParkedState(const Bodies<N, T>& b0, const Work& w0, const Loop& loop0, const Extra& extra0)
+      : b(b0), w(w0), loop(loop0), extra(extra0) {}
+  SWARMFIT_HD void restore(Bodies<N, T>& b0, Work& w0, Loop& loop0, Extra& extra0) const {
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        b0.pos[i][d] = b.pos[i][d];
+        b0.vel[i][d] = b.vel[i][d];
+      }
+    }
+    w0 = w;
+    loop0 = loop;
+    extra0 = extra;
+  }
+};
+
+// Called first by the out-of-line function that receives a ParkedState's address: the empty asm
+// with a memory clobber keeps the compiler from proving that the call leaves the parked state
+// alone (it would then keep it in registers across the call again).
+SWARMFIT_HD void keep_parked(void* parked) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("" : : "l"(parked) : "memory");
+#else
+  (void)parked;
+#endif
+}
 
 // The driver's bookkeeping of one step, shared by integrate_lanes and the CUDA kernels that give
 // each body a thread. The step to take: the scheme's next step, or what is left to t_end when the
@@ -172,7 +232,7 @@ SWARMFIT_HD void settle_status(LoopState<N, T>& ls, double t_end, const MonitorP
   }
 }
 
-// `observer` (observers.hpp), when given, sees every accepted step of every lane.
+// `observer` (NoObserver above says what one is), when given, sees every step of every lane.
 template <template <int, class> class Scheme, int N, class T, class Observer = NoObserver>
 SWARMFIT_HD SWARMFIT_FLATTEN void integrate_lanes(Bodies<N, T>& b, const T (&radius)[N], Clock<T>& clock, double t_end,
                                                   const StepParams& p, const MonitorParams& m,

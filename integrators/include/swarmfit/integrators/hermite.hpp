@@ -106,6 +106,11 @@ SWARMFIT_HD MaskOf<T> hermite_symmetric_step(T h, T h_planned, T tau0, T tau1, c
 template <int N, class T>
 struct Hermite : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
+  static constexpr IntegratorEntry kIntegrators[] = {
+      {"hermite", false, 4, false, 2, false,
+       "Makino & Aarseth 1992 (PASJ 44, 141); Hut, Makino & McMillan 1995 (ApJ 443, L93); "
+       "Swarm-NG: Dindar et al. 2013 (New Astron. 23, 6)",
+       "Hermite 4th order P(EC)^2, fixed step", "time_step"}};
   struct Work {
     T acc[N][3];
     T jerk[N][3];
@@ -151,6 +156,12 @@ struct Hermite : InertialCoordinates<N, T> {
 template <int N, class T>
 struct HermiteAdaptive : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
+  static constexpr IntegratorEntry kIntegrators[] = {
+      {"hermite_adaptive", true, 4, false, 2, false,
+       "as hermite; step from Swarm-NG eq. 5, h = tau [sum |j|^2/|a|^2]^(-1/2), time-symmetrised as in "
+       "Hut, Makino & McMillan 1995; compensated summation (Kahan 1965); position corrector with the jerks "
+       "(Kokubo & Makino 2004, PASJ 56, 861)",
+       "Hermite 4th order P(EC)^2, adaptive time-symmetric step", "time_step_factor min_time_step max_time_step"}};
   struct Work {
     T acc[N][3];
     T jerk[N][3];

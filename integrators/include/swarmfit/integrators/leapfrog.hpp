@@ -11,6 +11,9 @@ namespace swarmfit {
 template <int N, class T>
 struct Leapfrog : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
+  static constexpr IntegratorEntry kIntegrators[] = {{"leapfrog", false, 2, true, 1, false,
+                                                      "Verlet 1967 (Phys. Rev. 159, 98)",
+                                                      "leapfrog, velocity Verlet (kick-drift-kick)", "time_step"}};
   struct Work {
     T acc[N][3];
   };

@@ -24,6 +24,14 @@ namespace swarmfit {
 template <int N, class T>
 struct Mvs {
   using Mask = MaskOf<T>;
+  // One force evaluation per step; in democratic heliocentric coordinates (the default) over the
+  // planet pairs only (the star's are the Kepler part).
+  static constexpr IntegratorEntry kIntegrators[] = {
+      {"mvs", false, 2, true, 1, true,
+       "Wisdom & Holman 1991 (AJ 102, 1528); Duncan, Levison & Lee 1998 (AJ 116, 2067); "
+       "Rein & Tamayo 2015 (MNRAS 452, 376)",
+       "mixed-variable symplectic (Wisdom-Holman), democratic heliocentric or Jacobi coordinates",
+       "time_step mvs_coordinates mvs_splitting"}};
   enum Operator { kKepler = 0, kJump = 1, kKick = 2 };
   struct Work {
     T pending;           // time of the outer operator still owed by the previous step

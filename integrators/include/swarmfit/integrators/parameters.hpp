@@ -5,20 +5,20 @@ namespace swarmfit {
 
 // Why a system stopped. Codes are stable: they are written to output files.
 enum StatusCode : int {
-  kStatusOk = 0,                 // running, or reached its destination time
-  kStatusCloseEncounter = 1,     // two planets closer than close_approach mutual Hill radii
-  kStatusEjected = 2,            // a body beyond rmax from the star, or unbound (stop_on_unbound)
-  kStatusCollision = 3,          // two bodies closer than the sum of their physical radii
-  kStatusNonFinite = 4,          // a position or velocity became NaN or infinite
-  kStatusStepBudget = 5,         // max_steps reached before the destination time
-  kStatusKeplerFailure = 6,      // the Kepler solver did not converge (MVS)
-  kStatusStepUnderflow = 7,      // an adaptive step too small to advance the time, zero or NaN
-  kStatusMissedTransit = 8,      // an observed transit has no model transit (no conjunction, or not across the star)
-  kStatusInvalidParameters = 9,  // the parameters give no bound orbit (e >= 1, mass <= 0, ...); not integrated
-  kStatusOutsidePrior = 10,      // a fit's proposal outside its prior's support; not integrated
-  kStatusPadding = -1,           // an unused slot of the last chunk; never integrated
+  kStatusOk = 0,              // running, or reached its destination time
+  kStatusCloseEncounter = 1,  // two planets closer than close_approach mutual Hill radii
+  kStatusEjected = 2,         // a body beyond rmax from the star, or unbound (stop_on_unbound)
+  kStatusCollision = 3,       // two bodies closer than the sum of their physical radii
+  kStatusNonFinite = 4,       // a position or velocity became NaN or infinite
+  kStatusStepBudget = 5,      // max_steps reached before the destination time
+  kStatusKeplerFailure = 6,   // the Kepler solver did not converge (MVS)
+  kStatusStepUnderflow = 7,   // an adaptive step too small to advance the time, zero or NaN
+  kStatusPadding = -1,        // an unused slot of the last chunk; never integrated
 };
+// Codes from kFirstObserverStatus on belong to observers (models/ defines the likelihood's).
+constexpr int kFirstObserverStatus = 8;
 
+// The name of an engine status code ("unknown" for an observer's: see models/status.hpp).
 const char* status_name(int code);
 
 enum class MvsCoordinates : int { kDemocraticHeliocentric = 0, kJacobi = 1 };
@@ -28,6 +28,22 @@ enum class MvsSplitting : int {
   kJumpKickKepler = 0,  // drift-kick-Kepler-kick-drift (Swarm-NG mvs)
   kKickJumpKepler = 1,  // Duncan, Levison & Lee (1998) eq. 11 (SyMBA)
   kKeplerJumpKick = 2,  // REBOUND WHFast democratic heliocentric (Rein & Tamayo 2015)
+};
+
+// What a scheme says of one integrator it provides (a scheme may provide a fixed-step and an
+// adaptive one): `static constexpr IntegratorEntry kIntegrators[]` of the scheme template.
+struct IntegratorEntry {
+  const char* name;
+  bool adaptive;    // variable step size
+  int order;        // global order of accuracy in the step
+  bool symplectic;  // bounded energy error, no secular drift
+  // Force evaluations per step (benchmarks count pair evaluations as this times the pairs), and
+  // whether they cover the planet pairs only (the star's pairs are in the Kepler part).
+  int force_evaluations;
+  bool planet_pairs_only;
+  const char* citation;
+  const char* description;
+  const char* parameters;  // configuration keys the integrator reads, space separated
 };
 
 struct StepParams {

@@ -18,6 +18,11 @@ namespace swarmfit {
 template <int N, class T>
 struct Rkck : InertialCoordinates<N, T> {
   using Mask = MaskOf<T>;
+  static constexpr IntegratorEntry kIntegrators[] = {
+      {"rkck", false, 5, false, 6, false, "Cash & Karp 1990 (ACM TOMS 16, 201)",
+       "Runge-Kutta-Cash-Karp 5(4), fixed step", "time_step"},
+      {"rkck_adaptive", true, 5, false, 6, false, "Cash & Karp 1990 (ACM TOMS 16, 201); Press et al. 1992 sec. 16.2",
+       "Runge-Kutta-Cash-Karp 5(4), adaptive step", "time_step error_tolerance min_time_step max_time_step"}};
   struct Work {
     T acc[N][3];     // derivative at the start of the step (first stage)
     T comp_x[N][3];  // Kahan compensations: the low-order part lost from pos and vel so far

@@ -1,26 +1,26 @@
-// All schemes, and SchemeId -> scheme template dispatch for the backends.
+// Every scheme of the list (integrators/schemes.txt), and SchemeId -> scheme template dispatch.
 #pragma once
 
-#include "swarmfit/integrators/hermite.hpp"
-#include "swarmfit/integrators/leapfrog.hpp"
-#include "swarmfit/integrators/mvs.hpp"
+#include <stdexcept>
+
 #include "swarmfit/integrators/registry.hpp"
-#include "swarmfit/integrators/rkck.hpp"
+#include "swarmfit/integrators/scheme_headers.hpp"
 
 namespace swarmfit {
 
 template <template <int, class> class Scheme>
 struct SchemeTag {};
 
+// f(SchemeTag<Scheme>{}) for the scheme of `id`.
 template <class F>
 decltype(auto) dispatch_scheme(SchemeId id, F&& f) {
   switch (id) {
-    case SchemeId::kHermite: return f(SchemeTag<Hermite>{});
-    case SchemeId::kHermiteAdaptive: return f(SchemeTag<HermiteAdaptive>{});
-    case SchemeId::kMvs: return f(SchemeTag<Mvs>{});
-    case SchemeId::kRkck: return f(SchemeTag<Rkck>{});
-    default: return f(SchemeTag<Leapfrog>{});
+#define SWARMFIT_SCHEME_CASE(Type) \
+  case SchemeId::k##Type: return f(SchemeTag<Type>{});
+    SWARMFIT_SCHEMES(SWARMFIT_SCHEME_CASE)
+#undef SWARMFIT_SCHEME_CASE
   }
+  throw std::invalid_argument("unknown scheme id");
 }
 
 }  // namespace swarmfit

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "swarmfit/integrators/ensemble.hpp"
-#include "swarmfit/integrators/observers.hpp"
+#include "swarmfit/models/likelihood_observer.hpp"
 #include "swarmfit/models/system_setup.hpp"
 
 namespace swarmfit {

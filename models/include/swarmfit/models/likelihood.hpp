@@ -1,6 +1,6 @@
 // The batched log-likelihood of a planetary-system model given RV and transit-time data: one
-// ensemble integration per batch, one system per parameter set, with the observers of
-// integrators/observers.hpp reducing everything on the chip to ln L and a status code.
+// ensemble integration per batch, one system per parameter set, with the likelihood observer
+// (likelihood_observer.hpp) reducing everything on the chip to ln L and a status code.
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/models/likelihood_kernels.hpp"
 #include "swarmfit/models/planetary_model.hpp"
 #include "swarmfit/observations/dataset.hpp"
 
@@ -26,7 +27,7 @@ struct LikelihoodSettings {
   std::string backend = "cpu";
   int threads = 0;
   double extra_time = 0.0;  // integrate this much beyond the data (days), e.g. for predictions
-  // cuda: slices of a batch pipelined against the host's set-up (CudaObservedPipeline); 0 = auto,
+  // cuda: slices of a batch pipelined against the host's set-up (LikelihoodPipeline); 0 = auto,
   // 1 = one slice (no overlap).
   int cuda_slices = 0;
   // cuda: bitwise the cpu backend's ln L (RunRequest::reproducible; the host sets the systems up,
@@ -94,7 +95,7 @@ class LikelihoodProblem {
   ObservationTables tables_;  // host pointers into the vectors above
   // backend=cuda: device buffers and streams kept between batches (created on first use; shared
   // by copies, and safe to call from several threads: run() takes a lock).
-  mutable std::shared_ptr<CudaObservedPipeline> pipeline_;
+  mutable std::shared_ptr<LikelihoodPipeline> pipeline_;
 };
 
 }  // namespace swarmfit

@@ -1,12 +1,15 @@
-// Observers: what a system "sees" during its integration, reduced on the chip to one
-// log-likelihood. Written once for every lane type, like the schemes (design/ARCHITECTURE.md).
+// The likelihood observer: what a planetary system "sees" during its integration (the star's RV
+// at the observation times, the planets' transit times), reduced on the chip to one
+// log-likelihood and a status code. Written once for every lane type, like the schemes, and
+// plugged into the engines as an observation policy (integrators/observation.hpp):
+// LikelihoodObservation below; models/ instantiates its CPU and CUDA kernels.
 //
 // Conventions (README, "Conventions"): the observer is on the +z axis; the sky plane is x-y.
 //  - Star RV = -v_z of the star in the barycentric frame (positive = receding), evaluated at each
 //    observation time exactly: a sub-step of the same scheme from the end of the step that
 //    passed the time (backwards by at most one step; the main integration is not disturbed), or
 //    the scheme's own dense output where it has one (MVS with the Kepler drift outermost:
-//    Mvs::dense_star_vz, one Kepler drift per planet instead of a sub-step).
+//    Mvs::dense_star_vz, one Kepler drift per planet instead of a sub-step; integrators/dense_output.hpp).
 //  - A transit of planet i is a root of g = (x . v) over the sky-plane components of the
 //    planet-star vector, going from g < 0 to g > 0 with the planet in front (z_i - z_0 > 0):
 //    the time of minimum sky-plane separation. Sign changes are detected between steps and the
@@ -23,11 +26,16 @@
 // degrees of freedom (as Agol et al. 2021, PSJ 2, 1, for TRAPPIST-1).
 #pragma once
 
+#include <cmath>
 #include <type_traits>
 
+#include "swarmfit/integrators/dense_output.hpp"
+#include "swarmfit/integrators/driver.hpp"
 #include "swarmfit/integrators/gravity.hpp"
 #include "swarmfit/integrators/kepler.hpp"
 #include "swarmfit/integrators/parameters.hpp"
+#include "swarmfit/models/status.hpp"
+#include "swarmfit/models/units.hpp"
 
 namespace swarmfit {
 
@@ -35,6 +43,32 @@ constexpr int kMaxInstruments = 8;
 constexpr int kMaxObservedBodies = 10;  // star + 9 planets
 // 1 AU/day in m/s (IAU 2012 astronomical unit).
 constexpr double kMetresPerSecondPerAuPerDay = 149597870700.0 / 86400.0;
+
+// The likelihood's terms, in one place: what the observers add up on the chip and the
+// parameter-independent normalisation the host adds once (LikelihoodProblem).
+//  RV (Gaussian with jitter): -0.5 [r^2 / v + ln 2 pi v], v = sigma^2 + s_j^2, as
+//    -0.5 n ln 2 pi (host) + 0.5 sum ln w (rv_weights_term, w = 1 / v) + per instrument the
+//    sums of w, w r, w r^2 about an offset gamma_j (rv_instrument_term), or gamma_j integrated out
+//    under a uniform prior: int exp(-0.5 sum w (r - gamma)^2) dgamma
+//    = exp(-0.5 (S_rr - S_r^2 / S_w)) sqrt(2 pi / S_w).
+//  Transit times, z = (t_model - t) / sigma: Gaussian, -0.5 ln 2 pi - ln sigma (host) - 0.5 z^2;
+//    or Student-t with nu degrees of freedom (Agol et al. 2021, PSJ 2, 1, eq. 7):
+//    ln Gamma((nu + 1)/2) - ln Gamma(nu/2) - 0.5 ln(nu pi) - ln sigma (host)
+//    - (nu + 1)/2 ln(1 + z^2 / nu).
+SWARMFIT_HD double transit_term(double z, double nu) { return nu > 0.0 ? portable_log1p(z * z / nu) : z * z; }
+SWARMFIT_HD double transit_sum_term(double sum, double nu) { return nu > 0.0 ? -0.5 * (nu + 1.0) * sum : -0.5 * sum; }
+SWARMFIT_HD double rv_weights_term(double log_weight_sum) { return 0.5 * log_weight_sum; }
+SWARMFIT_HD double rv_instrument_term(double sw, double sr, double srr, double gamma, bool marginalize) {
+  if (marginalize) return -0.5 * (srr - sr * sr / sw) + 0.5 * portable_log(6.283185307179586 / sw);
+  return -0.5 * (srr - 2.0 * gamma * sr + gamma * gamma * sw);
+}
+// The host's part (normalisation.cpp-free: std::lgamma and std::log are host functions).
+inline double rv_log_norm(int num_rv) { return -0.5 * num_rv * std::log(2.0 * units::kPi); }
+inline double transit_log_norm(double sigma, double nu) {
+  if (nu > 0)
+    return std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) - 0.5 * std::log(nu * units::kPi) - std::log(sigma);
+  return -0.5 * std::log(2.0 * units::kPi) - std::log(sigma);
+}
 
 // Everything the observers read, as plain pointers (host or device memory) and small arrays, so
 // that it is passed by value into a kernel. Times are days since the start of the integration.
@@ -70,109 +104,6 @@ struct ObservationTables {
   double* log_likelihood = nullptr;  // [system], out
   double* rv_model = nullptr;        // [system * num_rv + k], out; null unless requested
   double* transit_model = nullptr;   // [system * num_transits + row], out; null unless requested
-};
-
-// The inertial state of a system `delta` after the current time (delta may be negative): one
-// sub-step of the scheme itself from the stored state, on a copy, then the scheme's end() (for MVS
-// the pending half operator merges with the sub-step, so this is exactly "close the step, then
-// step by delta"). Symplectic correctors are not applied to these states (as in TTVFast): the
-// mapping trajectory started from corrected initial conditions already has the right
-// frequencies, and correcting every observation would cost more than the integration.
-template <template <int, class> class Scheme, int N, class T>
-SWARMFIT_HD_COLD void state_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                      T delta, Bodies<N, T>& out) {
-  using S = Scheme<N, T>;
-  StepParams fixed = p;
-  fixed.adaptive = false;
-  fixed.mvs_corrector = 0;
-  out = b;
-  typename S::Work work = w;
-  // The planned step, which adaptive schemes read on entry: unbounded, so that this step counts
-  // as one shortened to land on its time and is taken whole (hermite_symmetric_step).
-  T h_next = HUGE_VAL;
-  MaskOf<T> accepted;
-  S::step(out, work, delta, fixed, h_next, accepted);
-  S::end(out, work, fixed);
-}
-
-// The star's barycentric v_z at t_new + delta: the scheme's dense output where it has one,
-// otherwise a sub-step (state_at_offset). Inlined into ObserverRecord::record_rv, which loads the
-// observation's row first: the loads are in flight while the model is computed (B7 on the H100:
-// -0.1 ms of 18; bench/RESULTS.md run 22).
-template <class S, class = void>
-struct HasDenseStarVz : std::false_type {};
-template <class S>
-struct HasDenseStarVz<S, std::void_t<decltype(&S::dense_star_vz)>> : std::true_type {};
-
-template <template <int, class> class Scheme, int N, class T>
-SWARMFIT_HD T star_vz_at_offset(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                T delta) {
-  if constexpr (HasDenseStarVz<Scheme<N, T>>::value) {
-    if (Scheme<N, T>::dense_observations(p)) return Scheme<N, T>::dense_star_vz(b, w, p, delta);
-  }
-  Bodies<N, T> now;
-  state_at_offset<Scheme, N, T>(b, w, p, delta, now);
-  return now.vel[0][2];
-}
-
-// The scheme's dense output of a planet's star-relative state where it has one
-// (Mvs::dense_relative), for the transit times: each state costs a Kepler drift of the planets
-// up to that one.
-template <class S, class = void>
-struct HasDenseState : std::false_type {};
-template <class S>
-struct HasDenseState<S, std::void_t<decltype(&S::dense_states)>> : std::true_type {};
-
-template <template <int, class> class Scheme, int N, class T>
-SWARMFIT_HD bool use_dense_state(const StepParams& p) {
-  if constexpr (HasDenseState<Scheme<N, T>>::value) return Scheme<N, T>::dense_states(p);
-  (void)p;
-  return false;
-}
-
-// f(std::integral_constant<int, i>) for a runtime index First <= i < N.
-template <int N, int First, class F>
-SWARMFIT_HD void dispatch_body(int i, F&& f) {
-  if constexpr (First < N) {
-    if (i == First) {
-      f(std::integral_constant<int, First>{});
-    } else {
-      dispatch_body<N, First + 1>(i, f);
-    }
-  }
-}
-
-// Planet i's position and velocity relative to the star at t_new + delta.
-template <template <int, class> class Scheme, int N, class T>
-SWARMFIT_HD void state_for_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
-                                   bool dense, T delta, int i, T (&x)[3], T (&v)[3]) {
-  if constexpr (HasDenseState<Scheme<N, T>>::value) {
-    if (dense) {
-      // With the planet's index known at compile time (one copy per planet): as a runtime bound of
-      // the Kepler drifts' loop it cost the likelihood kernel's hot loop registers (spills).
-      dispatch_body<N, 1>(
-          i, [&](auto k) { Scheme<N, T>::template dense_relative<decltype(k)::value>(b, w, delta, x, v); });
-      return;
-    }
-  }
-  (void)dense;
-  Bodies<N, T> now;
-  state_at_offset<Scheme, N, T>(b, w, p, delta, now);
-  // Body i picked with compile-time indices: a runtime index would put `now`, and the whole
-  // sub-step, in GPU local memory.
-  SWARMFIT_UNROLL_BODIES(N)
-  for (int k = 1; k < N; ++k) {
-    if (k != i) continue;
-    for (int d = 0; d < 3; ++d) {
-      x[d] = now.pos[k][d] - now.pos[0][d];
-      v[d] = now.vel[k][d] - now.vel[0][d];
-    }
-  }
-}
-
-// The policy the driver calls when nothing is observed: compiles to nothing.
-struct NoObserver {
-  static constexpr bool kActive = false;
 };
 
 // The observers' state that only the out-of-line (cold) functions touch: per-instrument sums,
@@ -273,17 +204,12 @@ struct ObserverRecord {
   }
 
   // The rare work of one step (LikelihoodObserver::after_step): the RVs due, then the transits.
-  // `parked`: the caller's loop state, parked in memory across this call (after_step); the empty
-  // asm with a memory clobber keeps the compiler from proving that this call leaves it alone
-  // (it would then keep it in registers across the call again).
+  // `parked`: the caller's loop state, parked in memory across this call (driver.hpp,
+  // ParkedState), or null on the host.
   template <template <int, class> class Scheme>
   SWARMFIT_HD_COLD void observe(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                 T t_new, T h, Mask advanced, Mask rv_due, const Mask (&crossing)[N], void* parked) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("" : : "l"(parked) : "memory");
-#else
-    (void)parked;
-#endif
+    keep_parked(parked);
     if (any(rv_due)) record_rv<Scheme>(b, w, p, t_new, advanced);
     bool any_crossing = false;
     for (int i = 1; i < N && i < kMaxObservedBodies; ++i) any_crossing = any_crossing || any(crossing[i]);
@@ -369,7 +295,7 @@ struct ObserverRecord {
     const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(p);
     for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
       T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
-      state_for_transit<Scheme, N, T>(b, w, p, dense, delta, i, x, v);
+      relative_state_at_offset<Scheme, N, T>(b, w, p, dense, delta, i, x, v);
       T s2;
       const T change = model_root(x, v, 2, s2, reach);
       sky2 = select(converged, sky2, s2);
@@ -409,8 +335,7 @@ struct ObserverRecord {
     double sum = L::lane(transit_sum, l);
     while (row < end && epochs[row] == epoch) {
       if (across) {
-        const double z = (t - times[row]) / errors[row];
-        sum += nu > 0.0 ? portable_log1p(z * z / nu) : z * z;
+        sum += transit_term((t - times[row]) / errors[row], nu);
         if (models) models[(first_system + l) * num_transits + row] = t;
       } else {
         missed = true;
@@ -440,18 +365,12 @@ struct ObserverRecord {
         if (tab.detect[i] && static_cast<int>(L::lane(row_next[i], l)) < tab.transit_end[i] && code == kStatusOk)
           code = kStatusMissedTransit;
       if (code == kStatusOk && static_cast<int>(L::lane(rv_next, l)) < tab.num_rv) code = kStatusStepBudget;
-      double lnl = tab.log_norm + 0.5 * L::lane(log_weight_sum, l);
-      const double ts = L::lane(transit_sum, l);
-      lnl += tab.student_nu > 0.0 ? -0.5 * (tab.student_nu + 1.0) * ts : -0.5 * ts;
+      double lnl = tab.log_norm + rv_weights_term(L::lane(log_weight_sum, l));
+      lnl += transit_sum_term(L::lane(transit_sum, l), tab.student_nu);
       for (int j = 0; j < tab.num_instruments; ++j) {
-        const double sw = L::lane(sums[j][0], l), sr = L::lane(sums[j][1], l), srr = L::lane(sums[j][2], l);
-        if (tab.marginalize_offsets) {
-          // integral over gamma of exp(-0.5 sum w (r - gamma)^2) = exp(-0.5 (srr - sr^2/sw)) sqrt(2 pi / sw)
-          lnl += -0.5 * (srr - sr * sr / sw) + 0.5 * portable_log(6.283185307179586 / sw);
-        } else {
-          const double gamma = tab.offsets ? tab.offsets[sys * tab.num_instruments + j] : 0.0;
-          lnl += -0.5 * (srr - 2.0 * gamma * sr + gamma * gamma * sw);
-        }
+        const double gamma = tab.offsets && !tab.marginalize_offsets ? tab.offsets[sys * tab.num_instruments + j] : 0.0;
+        lnl += rv_instrument_term(L::lane(sums[j][0], l), L::lane(sums[j][1], l), L::lane(sums[j][2], l), gamma,
+                                  tab.marginalize_offsets);
       }
       if (!(lnl - lnl == 0.0) && code == kStatusOk) code = kStatusNonFinite;
       L::set_lane(clock_status, l, code);
@@ -494,11 +413,9 @@ struct LikelihoodObserver {
 
   // After a step of length h that moved the lanes in `advanced` to loop.clock.time; rp, rv: the
   // stored state relative to the star (as the monitors see it); loop: the driver's other loop
-  // variables. The rare work goes to ONE out-of-line call per step at most, and what the loop
-  // changes (positions, velocities, Work, loop variables, this observer's registers) is parked in
-  // memory for it on the GPU and taken back afterwards; only loop invariants (masses, radii) stay live across
-  // the call. With the state live across the calls the kernel hit 255 registers and spilled inside
-  // the loop on the H100; now it has no spills.
+  // variables. The rare work goes to ONE out-of-line call per step at most, with what the loop
+  // changes (positions, velocities, Work, loop variables, this observer's registers) parked in
+  // memory on the GPU (driver.hpp, ParkedState).
   template <template <int, class> class Scheme, class Loop>
   SWARMFIT_HD void after_step(Bodies<N, T>& b, typename Scheme<N, T>::Work& w, const StepParams& p, T h, Mask advanced,
                               const T (&rp)[N][3], const T (&rv)[N][3], Loop& loop) {
@@ -537,51 +454,28 @@ struct LikelihoodObserver {
       event = mask_or(rv_due, crossings);
       if (!any(event)) return;
     }
-#if !defined(__CUDA_ARCH__)
-    // The host's compiler keeps its registers across the call by itself: nothing to park.
-    rec.template observe<Scheme>(b, w, p, t_new, h, advanced, rv_due, crossing_now, nullptr);
-    rv_next_time = rec.rv_next_time;
-    loop.code = select(loop.code == 0.0, rec.status, loop.code);
-#else
-    {
-      struct Parked {
-        Bodies<N, T> b;
-        typename Scheme<N, T>::Work w;
-        Loop loop;
-        Mask g_was_negative[N];
-        Mask crossing[N];
-      } parked;
-      parked.b = b;
-      parked.w = w;
-      parked.loop = loop;
-      SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 0; i < N; ++i) {
-        parked.g_was_negative[i] = g_was_negative[i];
-        parked.crossing[i] = crossing_now[i];
-      }
-      rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.crossing, &parked);
-      // Positions and velocities come back; the masses are not taken from
-      // memory: reloaded after a call they would no longer be loop invariants, and nvcc would
-      // recompute everything derived from them (mu, mass ratios: divisions) at every step.
-      SWARMFIT_UNROLL_BODIES(N)
-      for (int i = 0; i < N; ++i) {
-        SWARMFIT_UNROLL
-        for (int d = 0; d < 3; ++d) {
-          b.pos[i][d] = parked.b.pos[i][d];
-          b.vel[i][d] = parked.b.vel[i][d];
-        }
-        g_was_negative[i] = parked.g_was_negative[i];
-      }
-      w = parked.w;
-      loop.clock = parked.loop.clock;
-      loop.h_next = parked.loop.h_next;
-      loop.step_limit = parked.loop.step_limit;
-      loop.active = parked.loop.active;
-      rv_next_time = rec.rv_next_time;
-      // A system whose observations failed (missed transit) need not go on.
-      loop.code = select(parked.loop.code == 0.0, rec.status, parked.loop.code);
+    // The observer's own registers go with the parked state (driver.hpp, ParkedState).
+    struct Registers {
+      Mask g_was_negative[N];
+      Mask crossing[N];
+    } registers;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) {
+      registers.g_was_negative[i] = g_was_negative[i];
+      registers.crossing[i] = crossing_now[i];
     }
-#endif
+    if constexpr (kParkAcrossCalls) {
+      ParkedState<N, T, typename Scheme<N, T>::Work, Loop, Registers> parked(b, w, loop, registers);
+      rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.extra.crossing, &parked);
+      parked.restore(b, w, loop, registers);
+    } else {
+      rec.template observe<Scheme>(b, w, p, t_new, h, advanced, rv_due, registers.crossing, nullptr);
+    }
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 0; i < N; ++i) g_was_negative[i] = registers.g_was_negative[i];
+    rv_next_time = rec.rv_next_time;
+    // A system whose observations failed (missed transit) need not go on.
+    loop.code = select(loop.code == 0.0, rec.status, loop.code);
   }
 
   // At the end: the status to store (ln L is written to the tables).
@@ -589,6 +483,23 @@ struct LikelihoodObserver {
     T code = clock_status;
     rec.finish(code);
     return code;
+  }
+};
+
+// The observation policy of the likelihood (integrators/observation.hpp): the record in memory,
+// the observer's hot part in registers, the integration, then ln L and the status folded in.
+struct LikelihoodObservation {
+  using Params = ObservationTables;
+  static constexpr int kMaxBodies = kMaxObservedBodies;
+  static constexpr bool kThreadPerBodyKernels = false;  // the likelihood kernels: a thread per system
+  template <template <int, class> class Scheme, int N, class T>
+  SWARMFIT_HD static void integrate(const ObservationTables& tables, long first_system, Bodies<N, T>& b,
+                                    const T (&radius)[N], Clock<T>& clock, double t_end, const StepParams& p,
+                                    const MonitorParams& m) {
+    ObserverRecord<N, T> record(tables, first_system);
+    LikelihoodObserver<N, T> observer(record);
+    integrate_lanes<Scheme, N, T>(b, radius, clock, t_end, p, m, &observer);
+    clock.status = observer.finish(clock.status);
   }
 };
 

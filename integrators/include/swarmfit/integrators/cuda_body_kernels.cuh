@@ -11,7 +11,7 @@
 // integrate_lanes() (tests/integrators/test_gpu.cpp).
 #pragma once
 
-#include "cuda_kernels.cuh"
+#include "swarmfit/integrators/cuda_common.cuh"
 
 namespace swarmfit {
 namespace SWARMFIT_KERNELS {
@@ -743,7 +743,7 @@ unsigned body_kernel_grid(const EnsembleView& view) {
   return static_cast<unsigned>((slots + per_block - 1) / per_block);
 }
 
-// Kernel<N> for the ensemble's n: MvsBodies, LeapfrogBodies or RkckBodies.
+// Kernel<N> for the ensemble's n.
 template <template <int> class Launch>
 void launch_bodies(EnsembleView view, const RunRequest& request) {
   dispatch_bodies(view.num_bodies, [&](auto n) {
@@ -773,17 +773,51 @@ struct LeapfrogBodies {
         view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
   }
 };
+template <int N>
+struct HermiteBodies {
+  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
+    hermite_body_kernel<N, false><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
+        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
+  }
+};
+template <int N>
+struct HermiteAdaptiveBodies {
+  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
+    hermite_body_kernel<N, true><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
+        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
+  }
+};
 
-template <bool kAdaptive>
-void launch_hermite_bodies(EnsembleView view, const RunRequest& request) {
-  dispatch_bodies(view.num_bodies, [&](auto n) {
-    constexpr int N = decltype(n)::value;
-    hermite_body_kernel<N, kAdaptive>
-        <<<body_kernel_grid<N>(view), kCudaBlock, 0, static_cast<cudaStream_t>(request.cuda_stream)>>>(
-            view, view.num_chunks * kChunk, request.destination_time, request.step, request.monitors);
-  });
-  SWARMFIT_CUDA_CHECK(cudaGetLastError());
-}
+// Which schemes have a thread-per-body kernel, and from how many bodies kAuto takes it, where B2
+// measured it faster (bench/RESULTS.md, B2 with each layout and scheme, H100): from 9 bodies for
+// hermite, mvs and leapfrog (at n = 8 one thread per system is 1.6-2.2x faster, at n = 10 a
+// thread per body 3.6-6.4x), from 6 for rkck (six stages' derivatives: n = 6 1.09x, n = 8 2.6x).
+// A scheme without a specialisation always runs a thread per system.
+template <template <int, class> class Scheme>
+struct BodyKernels {
+  static constexpr bool kExists = false;
+  static constexpr int kFrom = 0;
+};
+template <template <int> class Launch, int From>
+struct BodyKernelsOf {
+  static constexpr bool kExists = true;
+  static constexpr int kFrom = From;
+  static bool chosen(int num_bodies, CudaLayout layout) {
+    if (layout == CudaLayout::kThreadPerSystem) return false;
+    return layout == CudaLayout::kThreadPerBody || num_bodies >= kFrom;
+  }
+  static void launch(EnsembleView view, const RunRequest& request) { launch_bodies<Launch>(view, request); }
+};
+template <>
+struct BodyKernels<Hermite> : BodyKernelsOf<HermiteBodies, 9> {};
+template <>
+struct BodyKernels<HermiteAdaptive> : BodyKernelsOf<HermiteAdaptiveBodies, 9> {};
+template <>
+struct BodyKernels<Mvs> : BodyKernelsOf<MvsBodies, 9> {};
+template <>
+struct BodyKernels<Rkck> : BodyKernelsOf<RkckBodies, 6> {};
+template <>
+struct BodyKernels<Leapfrog> : BodyKernelsOf<LeapfrogBodies, 9> {};
 
 }  // namespace SWARMFIT_KERNELS
 }  // namespace swarmfit

@@ -1,0 +1,56 @@
+// The CPU backend's kernels: OpenMP over chunks of 32 systems; inside a chunk, packs of W systems
+// advance together, one system per SIMD lane (Pack<W>, lanes.hpp). The physics is
+// integrate_lanes(), the same function the CUDA kernels call with T = double. Included only by
+// the compilation units that instantiate integrate_cpu_scheme, one per scheme and observation
+// policy (generated from integrators/templates/cpu_kernels.cpp.in and models' likelihood
+// template), so that they build in parallel; everything else calls the dispatch in backend.hpp.
+#pragma once
+
+#include <omp.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/dispatch.hpp"
+#include "swarmfit/integrators/schemes.hpp"
+
+namespace swarmfit {
+
+#if defined(__AVX512F__)
+constexpr int kSimdWidth = 8;
+#elif defined(__AVX__)
+constexpr int kSimdWidth = 4;
+#else
+constexpr int kSimdWidth = 2;
+#endif
+static_assert(kChunk % kSimdWidth == 0, "a chunk must hold whole SIMD packs");
+
+template <template <int, class> class Scheme, class Observation, int N>
+void integrate_chunks(EnsembleView view, const RunRequest& request, const typename Observation::Params& params) {
+  using T = Pack<kSimdWidth>;
+  const int threads = request.threads > 0 ? request.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long chunk = 0; chunk < view.num_chunks; ++chunk) {
+    for (int lane = 0; lane < kChunk; lane += kSimdWidth) {
+      Bodies<N, T> bodies;
+      T radius[N];
+      Clock<T> clock;
+      load_lanes<N>(view, chunk, lane, bodies, radius, clock);
+      Observation::template integrate<Scheme, N, T>(params, chunk * kChunk + lane, bodies, radius, clock,
+                                                    request.destination_time, request.step, request.monitors);
+      store_lanes<N>(view, chunk, lane, bodies, clock);
+    }
+  }
+}
+
+template <template <int, class> class Scheme, class Observation>
+void integrate_cpu_scheme(Ensemble& ensemble, const RunRequest& request, const typename Observation::Params& params) {
+  dispatch_bodies(ensemble.num_bodies(), [&](auto n) {
+    constexpr int N = decltype(n)::value;
+    if constexpr (N <= Observation::kMaxBodies)
+      integrate_chunks<Scheme, Observation, N>(ensemble.view(), request, params);
+  });
+}
+
+}  // namespace swarmfit
