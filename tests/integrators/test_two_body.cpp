@@ -1,8 +1,10 @@
 // Two-body orbits against the analytic solution (independent classical Kepler equation):
-// MVS reproduces them to round-off (its Kepler drift is exact), every other scheme within its
-// truncation error, which shrinks at the scheme's order when the step halves.
+// MVS (and SABA4, in Jacobi coordinates) reproduce them to round-off (their Kepler drift is exact),
+// every other scheme within its truncation error, which shrinks at the scheme's order when the
+// step halves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -61,6 +63,10 @@ TEST(TwoBody, MvsJacobiIsExactForAMassivePair) {
   }
 }
 
+// Schemes in Jacobi coordinates only, whose Kepler drift is the whole two-body motion (the kick
+// is round-off): exact here, with no order to measure.
+bool exact_for_two_bodies(const std::string& name) { return name == "saba4"; }
+
 TEST(TwoBody, FixedStepSchemesConvergeAtTheirOrder) {
   for (const auto& info : integrator_registry()) {
     if (info.adaptive) continue;
@@ -69,6 +75,12 @@ TEST(TwoBody, FixedStepSchemesConvergeAtTheirOrder) {
       // error is the splitting error, of order 2.
       const double coarse = position_error(info.name, o, o.dt, 1e-3);
       const double fine = position_error(info.name, o, o.dt / 2, 1e-3);
+      if (exact_for_two_bodies(info.name)) {
+        // saba4: measured 5.5e-14 (circular), 3.3e-11 (e = 0.9, 4096 steps ending at pericentre;
+        // MVS in Jacobi coordinates 1.8e-11 there) and 2.6e-15 (hyperbolic).
+        EXPECT_LT(std::max(coarse, fine), o.e == 0.9 ? 1e-10 : 5e-13) << info.name << " " << o.name;
+        continue;
+      }
       const double order = std::log2(coarse / fine);
       EXPECT_NEAR(order, info.order, 0.3) << info.name << " " << o.name << " errors " << coarse << " " << fine;
     }
