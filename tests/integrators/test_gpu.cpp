@@ -126,7 +126,13 @@ std::vector<LayoutCase> every_scheme() {
       {"mvs", jac, MvsSplitting::kKeplerJumpKick, 0},
       {"mvs", jac, MvsSplitting::kKeplerJumpKick, 5},
       {"mvs", jac, MvsSplitting::kJumpKickKepler, 0},
+      {"saba4", jac, MvsSplitting::kJumpKickKepler, 0},
   };
+}
+
+// Whether the scheme has a thread-per-body kernel (a scheme without one runs a thread per system).
+bool has_body_kernel(const LayoutCase& c, int n) {
+  return cuda_threads_per_body(find_integrator(c.integrator)->scheme, n, CudaLayout::kThreadPerBody, false);
 }
 
 // The stopping ensemble's run: every monitor armed, a step budget for the rest.
@@ -152,6 +158,7 @@ TEST(Gpu, ThreadPerBodyEqualsThreadPerSystemBitwise) {
   const std::vector<LayoutCase> cases = every_scheme();
   for (const LayoutCase& c : cases) {
     for (int n : {3, 5, 8, 10, 16}) {
+      if (!has_body_kernel(c, n)) continue;
       Ensemble per_system = stopping_ensemble(64, n), per_body = stopping_ensemble(64, n);
       RunRequest r = stopping_request(c, n, per_system, per_body);
       r.cuda_layout = CudaLayout::kThreadPerSystem;
@@ -178,7 +185,9 @@ TEST(Gpu, ReproducibleKernelsGiveTheCpusBits) {
   for (const LayoutCase& c : every_scheme()) {
     for (int n : {3, 5, 8, 10, 16}) {
       for (const CudaLayout layout : {CudaLayout::kThreadPerSystem, CudaLayout::kThreadPerBody}) {
-        if (layout == CudaLayout::kThreadPerSystem && n > 8) continue;  // spills: slow, and the body layout's bits
+        if (layout == CudaLayout::kThreadPerSystem && n > 8 && has_body_kernel(c, n))
+          continue;  // spills: slow, and the body layout's bits
+        if (layout == CudaLayout::kThreadPerBody && !has_body_kernel(c, n)) continue;
         Ensemble cpu = stopping_ensemble(64, n), gpu = stopping_ensemble(64, n);
         RunRequest r = stopping_request(c, n, cpu, gpu);
         r.reproducible = true;
@@ -203,6 +212,14 @@ TEST(Gpu, ReproducibleKernelsGiveTheCpusBits) {
     int stopped[11] = {};
     expect_bitwise_equal(cpu, gpu, 4, info.name + " 1000 steps reproducible", stopped);
   }
+}
+
+TEST(Gpu, ThreadPerBodyIsRefusedWithoutABodyKernel) {
+  SKIP_WITHOUT_GPU();
+  Ensemble e = mixed_ensemble(4, 3);
+  RunRequest r = request_for("saba4", 1e-3, 0.01);
+  r.cuda_layout = CudaLayout::kThreadPerBody;
+  EXPECT_THROW(integrate_cuda(e, r), std::invalid_argument);
 }
 
 TEST(Gpu, CopiesOfOneSystemAreBitwiseEqual) {

@@ -12,7 +12,6 @@
 #include <sstream>
 #include <vector>
 
-#include "initial_conditions.hpp"
 #include "swarmfit/integrators/driver.hpp"
 #include "swarmfit/integrators/saba.hpp"
 #include "test_support.hpp"
@@ -43,7 +42,7 @@ void integrate(Bodies<N, double>& b, double h, double t_start, double t_end) {
 
 template <int N>
 Bodies<N, double> read_bodies(const std::string& path) {
-  const auto e = app::read_initial_conditions(path);
+  const auto e = read_fixture_system(path);
   EXPECT_EQ(e->num_bodies(), N);
   Bodies<N, double> b;
   for (int i = 0; i < N; ++i) {

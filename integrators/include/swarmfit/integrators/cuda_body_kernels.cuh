@@ -797,6 +797,7 @@ template <template <int, class> class Scheme>
 struct BodyKernels {
   static constexpr bool kExists = false;
   static constexpr int kFrom = 0;
+  static bool chosen(int, CudaLayout) { return false; }
 };
 template <template <int> class Launch, int From>
 struct BodyKernelsOf {

@@ -125,6 +125,14 @@ struct Saba4Jacobi {
 };
 
 template <int N, class T>
-struct Saba4 : Saba4Jacobi<N, T, JacobiKeplerMass::kInteriorMass> {};
+struct Saba4 : Saba4Jacobi<N, T, JacobiKeplerMass::kInteriorMass> {
+  // Order 2 as the step shrinks (the eps^2 h^2 term); REBOUND calls it (8, 2).
+  static constexpr IntegratorEntry kIntegrators[] = {
+      {"saba4", false, 2, true, 4, false,
+       "Laskar & Robutel 2001 (Celest. Mech. Dyn. Astron. 80, 39); Wisdom & Holman 1991 (AJ 102, 1528); "
+       "Rein, Tamayo & Brown 2019 (MNRAS 489, 4632)",
+       "SABA4 symplectic, Jacobi coordinates: error O(eps h^8 + eps^2 h^2), for long stability integrations",
+       "time_step"}};
+};
 
 }  // namespace swarmfit
