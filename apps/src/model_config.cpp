@@ -175,11 +175,10 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   for (const ConfigSection& s : c.file.sections) {
     if (!section_names.insert(s.type + " " + s.name).second)
       throw InputError(s.origin + ": section [" + s.type + " " + s.name + "] appears twice");
-    if (s.type == "rv" || s.type == "transits") {
-      const SourceKind kind = s.type == "rv" ? SourceKind::kRv : SourceKind::kTransits;
+    if (is_data_section(s)) {
       if (use == ConfigUse::kModelOnly)
         throw InputError(s.origin + ": [" + s.type + " " + s.name + "]: this command takes no data sections");
-      c.data.add(parse_source_spec(kind, s.name, s.origin, s.entries, s.base_dir));
+      add_data_section(s, c.data);
     } else if (s.type == "planet") {
       check_section_keys(s, kPlanetKeys);
       planets.push_back(&s);
