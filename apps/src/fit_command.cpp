@@ -80,15 +80,15 @@ FitSettings read_fit_settings(const ModelConfig& c, int num_free) {
   if (!(f.init_scatter > 0)) fail("init_scatter", "must be > 0");
   f.optimize = vm["optimize"].as<long>();
   if (f.optimize < 0) fail("optimize", "must be >= 0");
-  f.sampler.snooker = vm["snooker"].as<double>();
-  if (!(f.sampler.snooker >= 0 && f.sampler.snooker <= 1)) fail("snooker", "must be in [0, 1]");
-  f.sampler.kde = vm["kde"].as<double>();
-  if (!(f.sampler.kde >= 0 && f.sampler.kde + f.sampler.snooker <= 1))
+  f.sampler.snooker.probability = vm["snooker"].as<double>();
+  if (!(f.sampler.snooker.probability >= 0 && f.sampler.snooker.probability <= 1)) fail("snooker", "must be in [0, 1]");
+  f.sampler.kde.probability = vm["kde"].as<double>();
+  if (!(f.sampler.kde.probability >= 0 && f.sampler.kde.probability + f.sampler.snooker.probability <= 1))
     fail("kde", "must be >= 0 with snooker + kde <= 1");
-  f.sampler.kde_components = vm["kde_components"].as<int>();
-  if (f.sampler.kde_components < 2) fail("kde_components", "must be >= 2");
-  f.sampler.kde_bandwidth = vm["kde_bandwidth"].as<double>();
-  if (!(f.sampler.kde_bandwidth > 0)) fail("kde_bandwidth", "must be > 0");
+  f.sampler.kde.components = vm["kde_components"].as<int>();
+  if (f.sampler.kde.components < 2) fail("kde_components", "must be >= 2");
+  f.sampler.kde.bandwidth = vm["kde_bandwidth"].as<double>();
+  if (!(f.sampler.kde.bandwidth > 0)) fail("kde_bandwidth", "must be > 0");
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();
@@ -108,7 +108,7 @@ FitSettings read_fit_settings(const ModelConfig& c, int num_free) {
   if (progress != "auto" && progress != "on" && progress != "off") fail("progress", "expected auto, on or off");
   f.progress = progress == "on" || (progress == "auto" && isatty(STDERR_FILENO));
   const int needed = 2 * num_free + 2 + (2 * num_free + 2) % 2;
-  const int needed_snooker = f.sampler.snooker > 0 ? std::max(needed, 6) : needed;
+  const int needed_snooker = f.sampler.snooker.probability > 0 ? std::max(needed, 6) : needed;
   f.walkers = vm["walkers"].as<int>();
   // Default: 4 d, rounded up so each half fills whole SIMD chunks of 8 systems on 2 threads.
   if (f.walkers == 0) f.walkers = (std::max(needed_snooker, 4 * num_free) + 31) / 32 * 32;
@@ -468,9 +468,10 @@ int fit_command(int argc, char** argv) {
       if (run.priors[k].text() != space.priors()[k].text()) mismatch("prior of " + run.names[k]);
     if (run.settings.seed != s.sampler.seed) mismatch("seed");
     if (run.settings.temperatures != s.sampler.temperatures) mismatch("temperature ladder");
-    if (run.settings.snooker != s.sampler.snooker) mismatch("snooker probability");
-    if (run.settings.kde != s.sampler.kde || run.settings.kde_components != s.sampler.kde_components ||
-        run.settings.kde_bandwidth != s.sampler.kde_bandwidth)
+    if (run.settings.snooker.probability != s.sampler.snooker.probability) mismatch("snooker probability");
+    if (run.settings.kde.probability != s.sampler.kde.probability ||
+        run.settings.kde.components != s.sampler.kde.components ||
+        run.settings.kde.bandwidth != s.sampler.kde.bandwidth)
       mismatch("KDE move settings");
     if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
     if (run.thin != s.thin) mismatch("thin");
