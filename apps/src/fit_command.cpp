@@ -19,12 +19,14 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "config.hpp"
 #include "errors.hpp"
-#include "fit_summary.hpp"
-#include "model_config.hpp"
-#include "predictions.hpp"
 #include "swarmfit/inference/run_file.hpp"
 #include "swarmfit/integrators/registry.hpp"
+#include "swarmfit/models/fit_summary.hpp"
+#include "swarmfit/models/model_config.hpp"
+#include "swarmfit/models/posterior.hpp"
+#include "swarmfit/models/predictions.hpp"
 
 namespace po = boost::program_options;
 
@@ -128,85 +130,6 @@ bool convergence_check_due(long generation, long check_every) {
   while (generation >= 32 * interval) interval *= 2;
   return generation % interval == 0;
 }
-
-// Every model parameter needs exactly one prior line; values outside a prior are refused.
-ParameterSpace read_priors(const ModelConfig& c, const std::string& path) {
-  const PlanetaryModel& model = *c.model;
-  if (!c.priors) throw InputError(path + ": no [priors] section (swarmfit fit needs a prior for every parameter)");
-  std::vector<Prior> priors(model.num_parameters());
-  std::vector<bool> given(model.num_parameters(), false);
-  std::vector<std::string> names;
-  for (const auto& p : model.parameters()) names.push_back(p.name);
-  for (const ConfigEntry& e : c.priors->entries) {
-    const int k = model.index(e.key);
-    if (k < 0) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw InputError(e.origin + ": [priors]: unknown parameter '" + e.key + "' (the model's: " + list + ")");
-    }
-    try {
-      priors[k] = parse_prior(e.value);
-    } catch (const std::invalid_argument& error) {
-      throw InputError(e.origin + ": [priors] key '" + e.key + "': " + error.what());
-    }
-    given[k] = true;
-  }
-  for (int k = 0; k < model.num_parameters(); ++k)
-    if (!given[k])
-      throw InputError(c.priors->origin + ": [priors]: parameter '" + names[k] +
-                       "' has no prior (give one, or 'fixed' to keep the configuration's value)");
-  ParameterSpace space(names, priors, c.values);
-  if (space.num_free() == 0) throw InputError(c.priors->origin + ": [priors]: every parameter is fixed");
-  return space;
-}
-
-// ln prior + ln L of columns of free parameters; the likelihood only where the prior is finite.
-class Posterior {
- public:
-  Posterior(const ParameterSpace& space, const LikelihoodProblem& problem) : space_(space), problem_(problem) {}
-  void operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
-                  std::vector<int>& status) const {
-    const long n = x.cols(), np = space_.num_parameters();
-    log_prior.resize(n);
-    log_likelihood.setConstant(n, -kInf);
-    status.assign(n, kStatusOutsidePrior);
-    std::vector<long> inside;
-    std::vector<double> full;
-    for (long k = 0; k < n; ++k) {
-      log_prior(k) = space_.log_prior(x.col(k).data());
-      if (!(log_prior(k) > -kInf)) continue;
-      inside.push_back(k);
-      full.resize(inside.size() * np);
-      space_.expand(x.col(k).data(), full.data() + (inside.size() - 1) * np);
-    }
-    if (inside.empty()) return;
-    std::vector<double> lnl(inside.size());
-    std::vector<int> codes(inside.size());
-    const auto started = std::chrono::steady_clock::now();
-    DeviceTiming device;
-    problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data(), nullptr, &device);
-    time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    time_->kernel_ms += device.kernel_ms;
-    time_->device_ms += device.total_ms;
-    ++time_->calls;
-    for (std::size_t j = 0; j < inside.size(); ++j) {
-      log_likelihood(inside[j]) = std::isnan(lnl[j]) ? -kInf : lnl[j];
-      status[inside[j]] = codes[j];
-    }
-  }
-  // Where a run's time goes: the batched likelihood calls (and of them, on the CUDA backend, the
-  // kernels and the device's allocations and copies).
-  struct Time {
-    double seconds = 0, kernel_ms = 0, device_ms = 0;
-    long calls = 0;
-  };
-  const Time& time() const { return *time_; }  // shared by the copies the sampler keeps
-
- private:
-  const ParameterSpace& space_;
-  const LikelihoodProblem& problem_;
-  std::shared_ptr<Time> time_ = std::make_shared<Time>();
-};
 
 double posterior_value(double lp, double ll) { return (lp > -kInf && ll > -kInf) ? lp + ll : -kInf; }
 
@@ -434,7 +357,7 @@ int fit_command(int argc, char** argv) {
   if (cl.help) return 0;
   // Everything is read and checked before any work or any file.
   const ModelConfig c = load_model_config(cl.config, cl.overrides);
-  const ParameterSpace space = read_priors(c, cl.config);
+  const ParameterSpace space = read_priors(c);
   FitSettings s = read_fit_settings(c, space.num_free());
   Eigen::VectorXd guess(space.num_free());
   space.contract(space.values().data(), guess.data());
@@ -540,8 +463,7 @@ int fit_command(int argc, char** argv) {
     run.state = sampler->state();
     write_run(s.output, run, [&](hid_t file) {
       write_data(file, c, predictions ? *predictions : layout);
-      h5::attribute(file, "burn_in_draws",
-                    s.burn_in >= 0 ? first_kept_draw(run, s.burn_in) : run.chain.num_draws() / 2);
+      h5::attribute(file, "burn_in_draws", first_kept_draw(run.chain, s.burn_in));
       if (predictions) write_predictive(file, *predictions, *params, *log_posterior, best, space.num_parameters());
     });
   };
@@ -572,7 +494,7 @@ int fit_command(int argc, char** argv) {
     }
     if (convergence_check_due(g, s.check_every)) {
       const double check_start = elapsed();
-      const long first = s.burn_in >= 0 ? first_kept_draw(run, s.burn_in) : run.chain.num_draws() / 2;
+      const long first = first_kept_draw(run.chain, s.burn_in);
       if (run.chain.num_draws() - first >= 4) {
         worst_rhat = 0;
         worst_ess = kInf;
@@ -613,7 +535,7 @@ int fit_command(int argc, char** argv) {
   }
 
   // Predictive draws for plots: random kept draws after the burn-in, and the best one.
-  const long first = s.burn_in >= 0 ? first_kept_draw(run, s.burn_in) : run.chain.num_draws() / 2;
+  const long first = first_kept_draw(run.chain, s.burn_in);
   std::vector<double> params, log_posterior;
   long best_index = 0;
   if (run.chain.num_draws() > first) {
@@ -668,7 +590,7 @@ int fit_command(int argc, char** argv) {
               << std::setprecision(6);
   }
   if (run.chain.num_draws() - first >= 4) {
-    const std::vector<SummaryRow> rows = summarize(run, c.model.get(), first);
+    const std::vector<SummaryRow> rows = summarize_fit(run, c.model.get(), first);
     std::cout << "  posterior (" << run.chain.num_draws() - first << " draws x " << run.chain.num_walkers
               << " walkers after the burn-in):\n";
     print_summary(std::cout, rows);
@@ -708,12 +630,12 @@ int summary_command(int argc, char** argv) {
   } catch (const std::exception& e) {
     throw InputError(e.what());
   }
-  const long first = first_kept_draw(run, burn_in);
+  const long first = first_kept_draw(run.chain, burn_in);
   const std::unique_ptr<PlanetaryModel> model = model_from_attributes(run.attributes);
   std::cout << path << ": " << run.chain.num_draws() << " draws x " << run.chain.num_walkers << " walkers, generation "
             << run.state.generation << ", seed " << run.settings.seed << "; summary of draws " << first << " to "
             << run.chain.num_draws() - 1 << "\n";
-  const std::vector<SummaryRow> rows = summarize(run, model.get(), first);
+  const std::vector<SummaryRow> rows = summarize_fit(run, model.get(), first);
   print_summary(std::cout, rows);
   const std::vector<double> acceptance = run.chain.acceptance(first);
   double mean = 0, lowest = 1;

@@ -1,47 +1,12 @@
-// The configuration of a model fitted to data (predict, fit, data commands): global keys for the
-// star, the model conventions and the integration; [planet NAME] sections with parameter values;
-// [instrument NAME] sections with RV offsets and jitters; [rv NAME] and [transits NAME] data
-// sources (observations/dataset.hpp). Keys are listed by `swarmfit predict --help`.
+// The model configuration lives in swarmfit/models/model_config.hpp; this header keeps the name
+// app::ModelConfig for the commands that still spell it (bench_command.cpp).
 #pragma once
 
-#include <boost/program_options.hpp>
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "config.hpp"
-#include "swarmfit/models/likelihood.hpp"
+#include "swarmfit/models/model_config.hpp"
 
 namespace swarmfit::app {
 
-boost::program_options::options_description model_keys();
-// The keys of `swarmfit fit` (accepted, and ignored, by the other commands so one file serves all).
-boost::program_options::options_description fit_keys();
-// The keys of [planet], [instrument] sections, with meanings, for --help.
-std::string section_help();
-
-enum class ConfigUse { kModelAndData, kDataOnly, kModelOnly };
-
-struct ModelConfig {
-  SectionedConfig file;
-  std::map<std::string, Setting> settings;  // global keys, overrides applied
-  boost::program_options::variables_map vm;
-  Dataset data;
-  std::unique_ptr<PlanetaryModel> model;
-  std::vector<double> values;             // the parameter values given in the sections
-  const ConfigSection* priors = nullptr;  // the [priors] section, if any
-  LikelihoodSettings likelihood;
-};
-
-// Reads and validates everything (the data files included); throws InputError naming the file,
-// line and key. kDataOnly: no model is needed (the `data` command); kModelOnly: no data (the
-// `simulate` command makes them).
-ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides,
-                              ConfigUse use = ConfigUse::kModelAndData);
-
-// Reads parameter sets from a CSV file whose header names parameters; missing columns take the
-// configuration's values. Returns columns of model.num_parameters() values.
-std::vector<double> read_parameter_sets(const std::string& path, const ModelConfig& config, long& count);
+using swarmfit::ModelConfig;
 
 }  // namespace swarmfit::app
