@@ -48,23 +48,29 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
     throw std::invalid_argument("DEMCMC state: arrays of the wrong size");
 }
 
-void Demcmc::check() {
-  const auto& t = settings_.temperatures;
+void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
+  const auto& t = settings.temperatures;
   if (t.empty() || t[0] != 1.0) throw std::invalid_argument("DEMCMC: the temperature ladder must start at 1");
   for (std::size_t k = 1; k < t.size(); ++k)
     if (!(t[k] > t[k - 1])) throw std::invalid_argument("DEMCMC: temperatures must increase");
-  const long d = s_.walkers.rows(), columns = s_.walkers.cols(), levels = static_cast<long>(t.size());
   if (d < 1) throw std::invalid_argument("DEMCMC needs at least one parameter");
-  if (columns % levels != 0) throw std::invalid_argument("DEMCMC: walkers are not a multiple of the temperatures");
-  walkers_per_temperature_ = static_cast<int>(columns / levels);
-  const long w = walkers_per_temperature_;
-  const long needed = settings_.snooker.probability > 0 ? std::max(2 * d + 2, 6L) : 2 * d + 2;
+  const long needed = settings.snooker.probability > 0 ? std::max(2 * d + 2, 6L) : 2 * d + 2;
   if (w % 2 != 0 || w < needed)
     throw std::invalid_argument("DEMCMC needs an even number of walkers per temperature, at least " +
                                 std::to_string(needed) + " for " + std::to_string(d) + " parameters");
-  if (!(settings_.snooker.probability + settings_.kde.probability <= 1))
+  (void)SnookerMove(settings.snooker);  // each move checks its own settings
+  (void)KdeMove(settings.kde);
+  if (!(settings.snooker.probability + settings.kde.probability <= 1))
     throw std::invalid_argument("DEMCMC: the KDE probability must be >= 0, and snooker + KDE <= 1");
-  accepted_last_.assign(w, 0);
+}
+
+void Demcmc::check() {
+  const long levels = std::max<long>(1, static_cast<long>(settings_.temperatures.size()));
+  if (s_.walkers.cols() % levels != 0)
+    throw std::invalid_argument("DEMCMC: walkers are not a multiple of the temperatures");
+  walkers_per_temperature_ = static_cast<int>(s_.walkers.cols() / levels);
+  check_settings(settings_, s_.walkers.rows(), walkers_per_temperature_);
+  accepted_last_.assign(walkers_per_temperature_, 0);
 }
 
 double Demcmc::tempered(long column) const {

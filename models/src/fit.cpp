@@ -243,8 +243,19 @@ std::string summary_path(const std::string& output) {
 }
 
 FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks& callbacks) {
-  // Everything is checked before any work or any file.
+  // Everything is checked before any work or any file: here what read_fit_settings() checks as it
+  // reads the keys, for settings made in code.
   const ParameterSpace space = read_priors(c);
+  if (s.generations < 1 || s.thin < 1 || s.check_every < 1 || s.burn_in >= s.generations || s.output.empty() ||
+      (s.init != "guess" && s.init != "prior"))
+    throw InputError(
+        "fit settings: generations, thin and check_every must be >= 1, burn_in below generations, "
+        "output not empty and init guess or prior");
+  try {
+    Demcmc::check_settings(s.sampler, space.num_free(), s.walkers);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("fit settings: ") + e.what());
+  }
   Eigen::VectorXd guess(space.num_free());
   space.contract(space.values().data(), guess.data());
   for (int j = 0; j < space.num_free(); ++j) {

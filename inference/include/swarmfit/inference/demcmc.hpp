@@ -56,6 +56,10 @@ class Demcmc {
   // Continues from a saved state (no evaluation of the log-density).
   Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings);
 
+  // Throws std::invalid_argument unless `settings` suit d parameters and W walkers per temperature
+  // (the constructors' check, for callers that validate before any work).
+  static void check_settings(const DemcmcSettings& settings, long d, long walkers_per_temperature);
+
   // One generation: the first half proposes from the second, then the second from the first, at
   // every temperature; then the temperature swaps.
   void step();
