@@ -13,10 +13,11 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "config.hpp"
 #include "errors.hpp"
 #include "initial_conditions.hpp"
-#include "model_config.hpp"
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/models/model_config.hpp"
 
 namespace po = boost::program_options;
 
@@ -135,7 +136,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // replaced by 100 evenly spaced ones (the issue's ~100 RVs and ~100 transits).
 void bench_likelihood(const std::string& config_path, const std::vector<std::string>& overrides, long systems,
                       const std::vector<std::string>& backends, int threads) {
-  app::ModelConfig c = load_model_config(config_path, overrides);
+  ModelConfig c = load_model_config(config_path, overrides);
   const PlanetaryModel& model = *c.model;
   const int np = model.num_parameters();
   LikelihoodSettings settings = c.likelihood;

@@ -1,64 +1,19 @@
-// Configuration: Swarm-NG-style "key = value" files plus key=value overrides on the command line.
-// Boost.Program_options holds the definitions (types, defaults, help text); our own line reader
-// keeps file and line numbers so that every error names them.
+// The command lines of the swarmfit commands: options plus positional key=value overrides. The
+// configuration files themselves are read by swarmfit/observations/config_file.hpp.
 #pragma once
 
 #include <boost/program_options.hpp>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "swarmfit/observations/config_file.hpp"
+
 namespace swarmfit::app {
-
-struct Setting {
-  std::string value;
-  std::string origin;  // "FILE:LINE" or "command line"
-};
-
-// Parses `key = value` lines ('#' and ';' start comments; blank lines ignored). Throws
-// InputError("FILE:LINE: ...") for malformed lines or unknown keys (with the closest key).
-std::map<std::string, Setting> read_config_file(const std::string& path,
-                                                const boost::program_options::options_description& known);
-// Applies "key=value" overrides on top of `settings`.
-void apply_overrides(std::map<std::string, Setting>& settings, const std::vector<std::string>& overrides,
-                     const boost::program_options::options_description& known);
-// Converts every setting through Boost.Program_options into `vm` (defaults for the rest).
-// Conversion failures name the origin and key.
-void store_settings(const std::map<std::string, Setting>& settings,
-                    const boost::program_options::options_description& known,
-                    boost::program_options::variables_map& vm);
 
 // Parses a command line of `options` plus positional "key=value" overrides (appended to
 // `overrides`; may be null when the command takes none) into `vm`. Throws InputError naming the
 // problem.
 void parse_command_line(int argc, char** argv, const boost::program_options::options_description& options,
                         std::vector<std::string>* overrides, boost::program_options::variables_map& vm);
-
-// The closest known key by edit distance, or "" if nothing is close.
-std::string closest_key(const std::string& key, const boost::program_options::options_description& known);
-
-}  // namespace swarmfit::app
-
-#include "swarmfit/observations/dataset.hpp"
-
-namespace swarmfit::app {
-
-// A configuration with sections: global "key = value" lines first, then sections opened by
-// "[type name]" lines (e.g. [planet b], [rv HARPS-N], [transits b]). "include = FILE" (relative to
-// the including file) reads another file in its place. Keys inside sections are checked by
-// whoever interprets the section.
-struct ConfigSection {
-  std::string type;
-  std::string name;
-  std::string origin;  // FILE:LINE of the header
-  std::string base_dir;
-  std::vector<ConfigEntry> entries;
-};
-struct SectionedConfig {
-  std::vector<ConfigEntry> globals;
-  std::vector<ConfigSection> sections;
-  std::string text;  // every file read, concatenated (stored with results)
-};
-SectionedConfig read_sectioned_config(const std::string& path);
 
 }  // namespace swarmfit::app

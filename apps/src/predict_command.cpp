@@ -8,11 +8,12 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "config.hpp"
 #include "errors.hpp"
-#include "model_config.hpp"
 #include "output.hpp"
-#include "predictions.hpp"
 #include "swarmfit/integrators/registry.hpp"
+#include "swarmfit/models/model_config.hpp"
+#include "swarmfit/models/predictions.hpp"
 
 namespace po = boost::program_options;
 

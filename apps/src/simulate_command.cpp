@@ -10,10 +10,11 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "config.hpp"
 #include "errors.hpp"
-#include "model_config.hpp"
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/inference/random.hpp"
+#include "swarmfit/models/model_config.hpp"
 #include "swarmfit/models/units.hpp"
 
 namespace po = boost::program_options;

@@ -74,4 +74,12 @@ std::vector<int> Chain::outliers(long window) const {
   return out;
 }
 
+long first_kept_draw(const Chain& c, long burn_in) {
+  if (c.num_draws() == 0) return 0;
+  if (burn_in < 0) return c.num_draws() / 2;
+  long first = 0;
+  while (first < c.num_draws() && c.generation[first] <= burn_in) ++first;
+  return first;
+}
+
 }  // namespace swarmfit

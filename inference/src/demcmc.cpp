@@ -15,7 +15,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
 Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings)
-    : f_(std::move(log_density)), settings_(std::move(settings)), random_(settings_.seed) {
+    : f_(std::move(log_density)),
+      settings_(std::move(settings)),
+      random_(settings_.seed),
+      differential_evolution_(settings_.differential_evolution),
+      snooker_(settings_.snooker),
+      kde_(settings_.kde) {
   s_.walkers = initial;
   check();
   const long columns = s_.walkers.cols();
@@ -28,7 +33,13 @@ Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, De
 }
 
 Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings)
-    : f_(std::move(log_density)), settings_(std::move(settings)), random_(settings_.seed), s_(std::move(state)) {
+    : f_(std::move(log_density)),
+      settings_(std::move(settings)),
+      random_(settings_.seed),
+      differential_evolution_(settings_.differential_evolution),
+      snooker_(settings_.snooker),
+      kde_(settings_.kde),
+      s_(std::move(state)) {
   check();
   const std::size_t columns = s_.walkers.cols();
   if (static_cast<std::size_t>(s_.log_prior.size()) != columns ||
@@ -37,27 +48,29 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
     throw std::invalid_argument("DEMCMC state: arrays of the wrong size");
 }
 
-void Demcmc::check() {
-  const auto& t = settings_.temperatures;
+void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
+  const auto& t = settings.temperatures;
   if (t.empty() || t[0] != 1.0) throw std::invalid_argument("DEMCMC: the temperature ladder must start at 1");
   for (std::size_t k = 1; k < t.size(); ++k)
     if (!(t[k] > t[k - 1])) throw std::invalid_argument("DEMCMC: temperatures must increase");
-  const long d = s_.walkers.rows(), columns = s_.walkers.cols(), levels = static_cast<long>(t.size());
   if (d < 1) throw std::invalid_argument("DEMCMC needs at least one parameter");
-  if (columns % levels != 0) throw std::invalid_argument("DEMCMC: walkers are not a multiple of the temperatures");
-  walkers_per_temperature_ = static_cast<int>(columns / levels);
-  const long w = walkers_per_temperature_;
-  const long needed = settings_.snooker > 0 ? std::max(2 * d + 2, 6L) : 2 * d + 2;
+  const long needed = settings.snooker.probability > 0 ? std::max(2 * d + 2, 6L) : 2 * d + 2;
   if (w % 2 != 0 || w < needed)
     throw std::invalid_argument("DEMCMC needs an even number of walkers per temperature, at least " +
                                 std::to_string(needed) + " for " + std::to_string(d) + " parameters");
-  if (!(settings_.snooker >= 0 && settings_.snooker <= 1))
-    throw std::invalid_argument("DEMCMC: the snooker probability must be in [0, 1]");
-  if (!(settings_.kde >= 0 && settings_.snooker + settings_.kde <= 1))
+  (void)SnookerMove(settings.snooker);  // each move checks its own settings
+  (void)KdeMove(settings.kde);
+  if (!(settings.snooker.probability + settings.kde.probability <= 1))
     throw std::invalid_argument("DEMCMC: the KDE probability must be >= 0, and snooker + KDE <= 1");
-  if (settings_.kde_components < 2 || !(settings_.kde_bandwidth > 0))
-    throw std::invalid_argument("DEMCMC: KDE components must be >= 2 and the bandwidth factor > 0");
-  accepted_last_.assign(w, 0);
+}
+
+void Demcmc::check() {
+  const long levels = std::max<long>(1, static_cast<long>(settings_.temperatures.size()));
+  if (s_.walkers.cols() % levels != 0)
+    throw std::invalid_argument("DEMCMC: walkers are not a multiple of the temperatures");
+  walkers_per_temperature_ = static_cast<int>(s_.walkers.cols() / levels);
+  check_settings(settings_, s_.walkers.rows(), walkers_per_temperature_);
+  accepted_last_.assign(walkers_per_temperature_, 0);
 }
 
 double Demcmc::tempered(long column) const {
@@ -66,74 +79,18 @@ double Demcmc::tempered(long column) const {
   return lp + ll / settings_.temperatures[column / walkers_per_temperature_];
 }
 
-bool Demcmc::build_kde(long level, long other, std::uint64_t g) {
-  const long d = s_.walkers.rows(), n = walkers_per_temperature_ / 2;
-  const auto members = s_.walkers.middleCols(other, n);
-  const Eigen::VectorXd mean = members.rowwise().mean();
-  const Eigen::MatrixXd centred = members.colwise() - mean;
-  Eigen::MatrixXd covariance = Eigen::MatrixXd::Zero(d, d);  // d x d x n: a loop, not a GEMM
-  for (long i = 0; i < d; ++i)
-    for (long j = 0; j <= i; ++j) covariance(i, j) = covariance(j, i) = centred.row(i).dot(centred.row(j)) / (n - 1.0);
-  // Cholesky of the correlation matrix (scale-free), then C = D R D.
-  const Eigen::VectorXd scale = covariance.diagonal().cwiseSqrt();
-  if (!(scale.minCoeff() > 0) || !scale.allFinite()) return false;
-  const Eigen::MatrixXd correlation = scale.asDiagonal().inverse() * covariance * scale.asDiagonal().inverse();
-  const Eigen::LLT<Eigen::MatrixXd> llt(correlation);
-  if (llt.info() != Eigen::Success) return false;
-  const Eigen::MatrixXd lower = llt.matrixL();
-  if (!(lower.diagonal().minCoeff() > 1e-12)) return false;
-  kde_cholesky_ = scale.asDiagonal() * lower;
-  // Kernel centres: the whole other half, or K of its members by a partial Fisher-Yates shuffle
-  // keyed by (level, generation) only.
-  const long k_max = std::min<long>(n, settings_.kde_components);
-  std::vector<long> order(n);
-  std::iota(order.begin(), order.end(), 0L);
-  if (k_max < n)
-    for (long i = 0; i < k_max; ++i) {
-      const long j = i + static_cast<long>(random_.below(n - i, RandomPurpose::kKdeSubset, level, g, i));
-      std::swap(order[i], order[j]);
-    }
-  kde_centres_.resize(d, k_max);
-  for (long i = 0; i < k_max; ++i) kde_centres_.col(i) = members.col(order[i]);
-  kde_white_ = kde_cholesky_.triangularView<Eigen::Lower>().solve(kde_centres_).transpose();
-  // Silverman (1986) eq. 4.14, times the user's factor.
-  kde_h_ = settings_.kde_bandwidth *
-           std::pow(4.0 / ((d + 2.0) * static_cast<double>(k_max)), 1.0 / (static_cast<double>(d) + 4.0));
-  return true;
-}
-
-double Demcmc::kde_log_ratio(const Eigen::VectorXd& v, const Eigen::VectorXd& u) const {
-  // ln q(x) up to a constant: log-sum-exp over the K kernels of -|L^-1 (x - c_k)|^2 / 2 h^2.
-  // Distances to all kernels one parameter at a time, then the exponentials, both SIMD over the
-  // kernels (Eigen's vectorised exp).
-  const long d = kde_white_.cols();
-  Eigen::ArrayXd distance2(kde_white_.rows());
-  auto log_q = [&](const Eigen::VectorXd& x) {
-    const Eigen::VectorXd white = kde_cholesky_.triangularView<Eigen::Lower>().solve(x);
-    distance2 = (kde_white_.col(0).array() - white(0)).square();
-    for (long p = 1; p < d; ++p) distance2 += (kde_white_.col(p).array() - white(p)).square();
-    const double scale = 0.5 / (kde_h_ * kde_h_);
-    const double nearest = distance2.minCoeff();
-    return -scale * nearest + std::log((-scale * (distance2 - nearest)).exp().sum());
-  };
-  return log_q(v) - log_q(u);
-}
-
 void Demcmc::update_half(int half) {
   const long d = s_.walkers.rows(), w = walkers_per_temperature_, n = w / 2, levels = num_temperatures();
-  const bool unit_gamma = settings_.gamma_one_every > 0 && (s_.generation + 1) % settings_.gamma_one_every == 0;
-  const double gamma = unit_gamma ? 1.0 : settings_.gamma_scale / std::sqrt(2.0 * d);
+  const double p_snooker = settings_.snooker.probability, p_kde = settings_.kde.probability;
   // The generation counter of the random streams: 2 per generation (one per half).
   const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
   Eigen::MatrixXd proposals(d, levels * n);
   Eigen::VectorXd log_correction = Eigen::VectorXd::Zero(levels * n);
   for (long level = 0; level < levels; ++level) {
     const long first = level * w + half * n, other = level * w + (1 - half) * n;
-    // Per-parameter scale of the other half, for the jitter e.
-    const Eigen::MatrixXd others = s_.walkers.middleCols(other, n);
-    const Eigen::VectorXd mean = others.rowwise().mean();
-    const Eigen::VectorXd spread = ((others.colwise() - mean).array().square().rowwise().sum() / (n - 1)).sqrt();
-    const bool kde = settings_.kde > 0 && build_kde(level, other, g);
+    const HalfUpdate update{s_.walkers, other, n, level, s_.generation, g, random_};
+    differential_evolution_.prepare(update);
+    const bool kde = p_kde > 0 && kde_.prepare(update);
     // Every walker's proposal depends only on its own counter-keyed random numbers and the other
     // half, so the walkers are proposed in parallel with results independent of the thread count.
     std::vector<char> is_kde(n, 0);
@@ -142,47 +99,14 @@ void Demcmc::update_half(int half) {
       const std::uint64_t walker = first + k;
       const long column = level * n + k;
       const auto x = s_.walkers.col(first + k);
-      const double move = (settings_.snooker > 0 || kde) ? random_.uniform(RandomPurpose::kMove, walker, g, 0) : 1.0;
-      if (kde && move >= settings_.snooker && move < settings_.snooker + settings_.kde) {
-        // KDE independence proposal: a random kernel, plus h L xi.
-        const long j = static_cast<long>(random_.below(kde_centres_.cols(), RandomPurpose::kKdeDraw, walker, g, 0));
-        Eigen::VectorXd xi(d);
-        for (long p = 0; p < d; ++p) xi(p) = random_.normal(RandomPurpose::kKdeDraw, walker, g, 1 + p);
-        const Eigen::VectorXd offset = kde_cholesky_.triangularView<Eigen::Lower>() * xi;
-        proposals.col(column) = kde_centres_.col(j) + kde_h_ * offset;
+      const double move = (p_snooker > 0 || kde) ? random_.uniform(RandomPurpose::kMove, walker, g, 0) : 1.0;
+      if (kde && move >= p_snooker && move < p_snooker + p_kde) {
+        kde_.propose(update, walker, proposals.col(column));
         is_kde[k] = 1;
-        continue;
-      }
-      if (move < settings_.snooker) {
-        // Snooker: z, z1, z2 distinct members of the other half; move along the line x - z by the
-        // difference of the projections of z1 and z2 onto it.
-        const long z = static_cast<long>(random_.below(n, RandomPurpose::kPartnerZ, walker, g, 0));
-        long z1 = static_cast<long>(random_.below(n - 1, RandomPurpose::kPartnerA, walker, g, 0));
-        if (z1 >= z) ++z1;
-        long z2 = static_cast<long>(random_.below(n - 2, RandomPurpose::kPartnerB, walker, g, 0));
-        const long lo = std::min(z, z1), hi = std::max(z, z1);
-        if (z2 >= lo) ++z2;
-        if (z2 >= hi) ++z2;
-        const Eigen::VectorXd from_z = x - s_.walkers.col(other + z);
-        const double norm = from_z.norm();
-        if (!(norm > 0)) {
-          proposals.col(column) = x;  // a null move
-          continue;
-        }
-        const Eigen::VectorXd u = from_z / norm;
-        const double gamma_s = 1.2 + random_.uniform(RandomPurpose::kMove, walker, g, 1);  // U(1.2, 2.2)
-        const double projection = (s_.walkers.col(other + z1) - s_.walkers.col(other + z2)).dot(u);
-        proposals.col(column) = x + gamma_s * projection * u;
-        const double new_norm = (proposals.col(column) - s_.walkers.col(other + z)).norm();
-        log_correction(column) = (d - 1) * std::log(new_norm / norm);
-        continue;
-      }
-      const long a = static_cast<long>(random_.below(n, RandomPurpose::kPartnerA, walker, g, 0));
-      long b = static_cast<long>(random_.below(n - 1, RandomPurpose::kPartnerB, walker, g, 0));
-      if (b >= a) ++b;  // a != b, both uniform over the other half
-      for (long p = 0; p < d; ++p) {
-        const double e = settings_.jitter * spread(p) * random_.normal(RandomPurpose::kJitter, walker, g, p);
-        proposals(p, column) = x(p) + gamma * (s_.walkers(p, other + a) - s_.walkers(p, other + b)) + e;
+      } else if (move < p_snooker) {
+        log_correction(column) = snooker_.propose(update, walker, x, proposals.col(column));
+      } else {
+        differential_evolution_.propose(update, walker, x, proposals.col(column));
       }
     }
     std::vector<long> kde_columns;
@@ -194,7 +118,7 @@ void Demcmc::update_half(int half) {
 #pragma omp parallel for schedule(static) if (kde_moves > 64)
     for (long m = 0; m < kde_moves; ++m) {
       const long k = kde_columns[m], column = level * n + k;
-      log_correction(column) = kde_log_ratio(s_.walkers.col(first + k), proposals.col(column));
+      log_correction(column) = kde_.log_ratio(s_.walkers.col(first + k), proposals.col(column));
     }
   }
   Eigen::VectorXd proposed_prior, proposed_likelihood;
@@ -227,7 +151,6 @@ void Demcmc::update_half(int half) {
     }
   }
 }
-
 void Demcmc::step() {
   update_half(0);
   update_half(1);

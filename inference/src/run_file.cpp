@@ -54,13 +54,13 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
     }
     const DemcmcSettings& st = run.settings;
     h5::attribute(h5, "seed", static_cast<long>(st.seed));
-    h5::attribute(h5, "gamma_scale", st.gamma_scale);
-    h5::attribute(h5, "gamma_one_every", static_cast<long>(st.gamma_one_every));
-    h5::attribute(h5, "jitter", st.jitter);
-    h5::attribute(h5, "snooker", st.snooker);
-    h5::attribute(h5, "kde", st.kde);
-    h5::attribute(h5, "kde_components", static_cast<long>(st.kde_components));
-    h5::attribute(h5, "kde_bandwidth", st.kde_bandwidth);
+    h5::attribute(h5, "gamma_scale", st.differential_evolution.gamma_scale);
+    h5::attribute(h5, "gamma_one_every", static_cast<long>(st.differential_evolution.gamma_one_every));
+    h5::attribute(h5, "jitter", st.differential_evolution.jitter);
+    h5::attribute(h5, "snooker", st.snooker.probability);
+    h5::attribute(h5, "kde", st.kde.probability);
+    h5::attribute(h5, "kde_components", static_cast<long>(st.kde.components));
+    h5::attribute(h5, "kde_bandwidth", st.kde.bandwidth);
     h5::attribute(h5, "temperatures", st.temperatures);
     h5::attribute(h5, "thin", run.thin);
     h5::attribute(h5, "walkers", static_cast<long>(c.num_walkers));
@@ -119,14 +119,14 @@ RunRecord read_run(const std::string& path) {
     }
     DemcmcSettings& st = run.settings;
     st.seed = static_cast<std::uint64_t>(h5::read_long_attribute(h5, "seed"));
-    st.gamma_scale = h5::read_double_attribute(h5, "gamma_scale");
-    st.gamma_one_every = static_cast<int>(h5::read_long_attribute(h5, "gamma_one_every"));
-    st.jitter = h5::read_double_attribute(h5, "jitter");
-    st.snooker = h5::read_double_attribute(h5, "snooker");
+    st.differential_evolution.gamma_scale = h5::read_double_attribute(h5, "gamma_scale");
+    st.differential_evolution.gamma_one_every = static_cast<int>(h5::read_long_attribute(h5, "gamma_one_every"));
+    st.differential_evolution.jitter = h5::read_double_attribute(h5, "jitter");
+    st.snooker.probability = h5::read_double_attribute(h5, "snooker");
     if (H5Aexists(h5, "kde") > 0) {  // runs written before the KDE move have none
-      st.kde = h5::read_double_attribute(h5, "kde");
-      st.kde_components = static_cast<int>(h5::read_long_attribute(h5, "kde_components"));
-      st.kde_bandwidth = h5::read_double_attribute(h5, "kde_bandwidth");
+      st.kde.probability = h5::read_double_attribute(h5, "kde");
+      st.kde.components = static_cast<int>(h5::read_long_attribute(h5, "kde_components"));
+      st.kde.bandwidth = h5::read_double_attribute(h5, "kde_bandwidth");
     }
     st.temperatures = h5::read_double_attributes(h5, "temperatures");
     run.thin = h5::read_long_attribute(h5, "thin");

@@ -1,4 +1,6 @@
-// The DEMCMC sampler on targets with known answers, with fixed seeds (design/STYLE.md habit 7).
+// The DEMCMC sampler on targets with known answers, with fixed seeds (design/STYLE.md habit 7). Each
+// move keeps its target: differential evolution alone on the correlated Gaussian, and the snooker and
+// KDE moves making most of the moves on it and on a banana.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -140,9 +142,9 @@ TEST(Demcmc, KdeMovesAreReproducibleAcrossThreadsAndRestores) {
   const Gaussian target;
   DemcmcSettings settings;
   settings.seed = 6;
-  settings.snooker = 0.2;
-  settings.kde = 0.6;
-  settings.kde_components = 40;
+  settings.snooker.probability = 0.2;
+  settings.kde.probability = 0.6;
+  settings.kde.components = 40;
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
   Demcmc a(start(target.d, 256, 1), target.density(), settings);
@@ -289,7 +291,7 @@ TEST(Demcmc, BananaMomentsWithSnookerMoves) {
   };
   DemcmcSettings settings;
   settings.seed = 77;
-  settings.snooker = 0.2;
+  settings.snooker.probability = 0.2;
   Demcmc sampler(start(2, 32, 5), likelihood_only(banana), settings);
   for (int g = 0; g < 2000; ++g) sampler.step();
   const int kept = 30000;
@@ -324,7 +326,7 @@ TEST(Demcmc, SnookerMovesKeepTheCorrelatedGaussian) {
   const Gaussian target;
   DemcmcSettings settings;
   settings.seed = 123;
-  settings.snooker = 0.5;
+  settings.snooker.probability = 0.5;
   Demcmc sampler(start(target.d, 40, 9), target.density(), settings);
   for (int g = 0; g < 1500; ++g) sampler.step();
   expect_marginals(sampler, target, {0, 9}, 6000);
@@ -338,7 +340,7 @@ TEST(Demcmc, KdeMovesKeepTheCorrelatedGaussian) {
   const Gaussian target;
   DemcmcSettings settings;
   settings.seed = 321;
-  settings.kde = 0.8;
+  settings.kde.probability = 0.8;
   Demcmc sampler(start(target.d, 64, 11), target.density(), settings);
   for (int g = 0; g < 1500; ++g) sampler.step();
   expect_marginals(sampler, target, {0, 4, 9}, 4000);
@@ -360,7 +362,7 @@ TEST(Demcmc, KdeMovesKeepTheBananaAndMixFaster) {
     for (int with_kde = 0; with_kde < 2; ++with_kde) {
       DemcmcSettings settings;
       settings.seed = seed;
-      settings.kde = with_kde ? 0.5 : 0.0;
+      settings.kde.probability = with_kde ? 0.5 : 0.0;
       // Walkers start as exact draws of the banana, so what is measured is invariance and mixing,
       // not how fast a population finds the arms (KDE moves cannot propose where no walker is;
       // the DE moves mixed in do that).
@@ -395,11 +397,11 @@ TEST(Demcmc, KdeMovesKeepTheBananaAndMixFaster) {
 TEST(Demcmc, RefusesBadKdeSettings) {
   const Gaussian target;
   DemcmcSettings settings;
-  settings.snooker = 0.5;
-  settings.kde = 0.6;
+  settings.snooker.probability = 0.5;
+  settings.kde.probability = 0.6;
   EXPECT_THROW(Demcmc(start(target.d, 64, 1), target.density(), settings), std::invalid_argument);
-  settings.kde = 0.5;
-  settings.kde_components = 1;
+  settings.kde.probability = 0.5;
+  settings.kde.components = 1;
   EXPECT_THROW(Demcmc(start(target.d, 64, 1), target.density(), settings), std::invalid_argument);
 }
 
@@ -454,7 +456,7 @@ TEST(Chain, OutliersAreTheStrandedWalkers) {
   Eigen::MatrixXd x0 = start(2, 16, 8);
   x0.col(5).setConstant(40.0);
   DemcmcSettings settings;
-  settings.gamma_one_every = 0;
+  settings.differential_evolution.gamma_one_every = 0;
   Demcmc sampler(x0, likelihood_only(target), settings);
   Chain chain;
   for (int g = 0; g < 200; ++g) {

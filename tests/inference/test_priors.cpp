@@ -105,7 +105,7 @@ TEST(RunFile, WhatIsWrittenIsReadAndTheSamplerGoesOnBitwise) {
   };
   DemcmcSettings settings;
   settings.seed = 11;
-  settings.snooker = 0.2;
+  settings.snooker.probability = 0.2;
   settings.temperatures = {1.0, 3.0};
   const CounterRandom random(1);
   Eigen::MatrixXd x0(3, 2 * 12);
@@ -140,7 +140,7 @@ TEST(RunFile, WhatIsWrittenIsReadAndTheSamplerGoesOnBitwise) {
   EXPECT_EQ(back.chain.accepted, run.chain.accepted);
   EXPECT_EQ(back.chain.generation, run.chain.generation);
   EXPECT_EQ(back.settings.temperatures, settings.temperatures);
-  EXPECT_EQ(back.settings.snooker, settings.snooker);
+  EXPECT_EQ(back.settings.snooker.probability, settings.snooker.probability);
   EXPECT_EQ(back.settings.seed, settings.seed);
   EXPECT_EQ(back.thin, 2);
   EXPECT_EQ(back.attributes.at("config"), run.attributes.at("config"));

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <limits>
 
-#include "model_config.hpp"
 #include "model_test_support.hpp"
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/models/model_config.hpp"
 
 namespace swarmfit {
 namespace {
@@ -32,7 +32,7 @@ struct Kepler9Errors {
 
 Kepler9Errors kepler9_errors(std::vector<std::string> overrides) {
   overrides.push_back("time_step=0.961925");  // P_b / 20 of the fixture's parameters, as TTVFast ran
-  const app::ModelConfig c = app::load_model_config(source_path("examples/kepler9.cfg"), overrides);
+  const ModelConfig c = load_model_config(source_path("examples/kepler9.cfg"), overrides);
   const std::vector<double> params =
       fixture_parameters(*c.model, source_path("tests/fixtures/kepler9/params.csv"), c.values);
   const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);

@@ -22,11 +22,11 @@
 #include <cstring>
 #include <iostream>
 
-#include "model_config.hpp"
 #include "model_test_support.hpp"
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/registry.hpp"
 #include "swarmfit/models/cuda_setup.hpp"
+#include "swarmfit/models/model_config.hpp"
 
 namespace swarmfit {
 namespace {
@@ -193,7 +193,7 @@ TEST(ObserversGpu, CpuAndCudaLogLikelihoodsAgree) {
 TEST(ObserversGpu, CpuAndCudaAgreeOnKepler9NearItsPosterior) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device";
   if (!testing::shared_data_present()) GTEST_SKIP() << "../shared/data is absent: the Kepler-9 data are needed";
-  const app::ModelConfig c = app::load_model_config(testing::source_path("examples/kepler9.cfg"), {});
+  const ModelConfig c = load_model_config(testing::source_path("examples/kepler9.cfg"), {});
   const PlanetaryModel& model = *c.model;
   std::vector<double> mode = c.values;
   // Posterior medians of a short `swarmfit fit --config examples/kepler9.cfg optimize=1500` run.

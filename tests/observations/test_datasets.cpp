@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "model_config.hpp"
+#include "swarmfit/observations/config_file.hpp"
 #include "swarmfit/observations/input_error.hpp"
 
 namespace swarmfit {
@@ -84,22 +84,22 @@ class DatasetConfig : public ::testing::TestWithParam<Expected> {};
 TEST_P(DatasetConfig, ReadsWithTheDocumentedCounts) {
   if (!shared_data_present()) GTEST_SKIP() << "../shared/data is absent";
   const Expected& e = GetParam();
-  const app::ModelConfig c = app::load_model_config(config_path(e.config), {}, app::ConfigUse::kDataOnly);
+  const Dataset data = read_config_data(config_path(e.config));
   std::map<std::string, int> rv, transits;
-  for (const auto& o : c.data.rv) ++rv[c.data.instruments[o.instrument]];
-  for (const auto& o : c.data.transits) ++transits[c.data.planets[o.planet]];
+  for (const auto& o : data.rv) ++rv[data.instruments[o.instrument]];
+  for (const auto& o : data.transits) ++transits[data.planets[o.planet]];
   EXPECT_EQ(rv, e.rv);
   EXPECT_EQ(transits, e.transits);
   // Converted to BJD_TDB days, m/s and positive errors; RVs sorted by time.
-  for (std::size_t k = 0; k < c.data.rv.size(); ++k) {
-    const auto& o = c.data.rv[k];
+  for (std::size_t k = 0; k < data.rv.size(); ++k) {
+    const auto& o = data.rv[k];
     EXPECT_GT(o.time, 2.44e6) << o.origin;
     EXPECT_LT(o.time, 2.47e6) << o.origin;
     EXPECT_GT(o.error, 0.0) << o.origin;
     EXPECT_LT(std::fabs(o.rv), 1e5) << o.origin;
-    if (k > 0) EXPECT_GE(o.time, c.data.rv[k - 1].time);
+    if (k > 0) EXPECT_GE(o.time, data.rv[k - 1].time);
   }
-  for (const auto& o : c.data.transits) {
+  for (const auto& o : data.transits) {
     EXPECT_GT(o.time, 2.45e6) << o.origin;
     EXPECT_LT(o.time, 2.47e6) << o.origin;
     EXPECT_GT(o.error, 0.0) << o.origin;
@@ -107,9 +107,9 @@ TEST_P(DatasetConfig, ReadsWithTheDocumentedCounts) {
   }
   // A linear ephemeris through each planet's times leaves residuals far below a period: the
   // epochs are numbered consistently.
-  for (std::size_t p = 0; p < c.data.planets.size(); ++p) {
-    const LinearEphemeris eph = fit_linear_ephemeris(c.data, static_cast<int>(p));
-    for (const auto& o : c.data.transits)
+  for (std::size_t p = 0; p < data.planets.size(); ++p) {
+    const LinearEphemeris eph = fit_linear_ephemeris(data, static_cast<int>(p));
+    for (const auto& o : data.transits)
       if (o.planet == static_cast<int>(p))
         EXPECT_LT(std::fabs(o.time - eph.t0 - eph.period * o.epoch), 0.1 * eph.period) << o.origin;
   }
@@ -176,12 +176,12 @@ class Breaker {
   const Source& source() const { return source_; }
   // Physical line (1-based) of the first data row: the first line the reader keeps.
   int first_row_line() const {
-    const app::ModelConfig c = app::load_model_config(config_path(name_.c_str()), {}, app::ConfigUse::kDataOnly);
+    const Dataset data = read_config_data(config_path(name_.c_str()));
     int best = 1 << 30;
-    for (const auto& o : c.data.rv)
+    for (const auto& o : data.rv)
       if (o.origin.rfind(source_.file + ":", 0) == 0)
         best = std::min(best, std::stoi(o.origin.substr(source_.file.size() + 1)));
-    for (const auto& o : c.data.transits)
+    for (const auto& o : data.transits)
       if (o.origin.rfind(source_.file + ":", 0) == 0)
         best = std::min(best, std::stoi(o.origin.substr(source_.file.size() + 1)));
     return best;
@@ -232,7 +232,7 @@ class Breaker {
 
 std::string error_of(const std::string& config) {
   try {
-    app::load_model_config(config, {}, app::ConfigUse::kDataOnly);
+    read_config_data(config);
   } catch (const InputError& e) {
     return e.what();
   }

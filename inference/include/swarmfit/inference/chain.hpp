@@ -33,4 +33,7 @@ struct Chain {
   std::vector<int> outliers(long window) const;
 };
 
+// The first draw after `burn_in` generations (burn_in < 0: the second half of the draws).
+long first_kept_draw(const Chain& chain, long burn_in);
+
 }  // namespace swarmfit

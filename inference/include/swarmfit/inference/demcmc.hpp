@@ -1,25 +1,14 @@
-// Differential-evolution Markov chain Monte Carlo (ter Braak 2006, Stat. Comput. 16, 239): walker
-// i proposes x_i + gamma (x_a - x_b) + e with a != b drawn from the other walkers, gamma =
-// 2.38 / sqrt(2 d) (and 1 every `gamma_one_every` generations, to jump between modes), e a small
-// Gaussian. The walkers are updated in two halves, each proposing only from the other, fixed
-// half (as emcee's red-blue moves, Foreman-Mackey et al. 2013): a whole half is one batched
-// log-density call and detailed balance holds for each half update.
-// Options: the DE-snooker move (ter Braak & Vrugt 2008, Stat. Comput. 18, 435, eq. 3 and the
-// (|x* - z| / |x - z|)^(d-1) factor of its acceptance ratio), with the snooker points drawn from
-// the other half; parallel tempering (Swendsen & Wang 1986; Earl & Deem 2005) with a ladder of
-// temperatures T_k whose walkers target prior x L^(1/T_k): every temperature's half goes into the
-// same batched call, and after each generation adjacent temperatures swap walkers with
-// probability min(1, exp((1/T_k - 1/T_{k+1}) (lnL_{k+1} - lnL_k))) (Vousden et al. 2016's
-// pairing: a random permutation of the hotter level against the colder).
-// Option: an independence move from a kernel density estimate of the other half (kde > 0): the
-// proposal y ~ q = (1/K) sum_j N(z_j, h^2 C), the z_j K members of the other half (all, or a
-// random subset chosen from the generation's stream only), C their covariance and h Silverman's
-// bandwidth (Silverman 1986, eq. 4.14: h = (4 / ((d + 2) K))^(1/(d + 4))), accepted with
-// min(1, pi(y) q(x) / (pi(x) q(y))) (Metropolis-Hastings with a proposal that does not depend on
-// x; Tierney 1994, Ann. Stat. 22, 1701). With the other half fixed, q is fixed, so each half
-// update keeps the target; once the walkers cover the posterior, accepted KDE proposals are
-// near-independent draws from it, which cuts the autocorrelation time of curved posteriors that
-// DE explores slowly — most with large populations (GPU ensembles), whose KDE is good.
+// Differential-evolution Markov chain Monte Carlo (ter Braak 2006, Stat. Comput. 16, 239) over a
+// batched log-density. The walkers are updated in two halves, each proposing only from the other,
+// fixed half (moves/half_update.hpp): a whole half is one batched log-density call and detailed
+// balance holds for each half update. Each walker's move is the differential-evolution move
+// (moves/differential_evolution.hpp), or with probability snooker.probability the DE-snooker move
+// (moves/snooker.hpp), or with probability kde.probability the KDE independence move (moves/kde.hpp).
+// Parallel tempering (Swendsen & Wang 1986; Earl & Deem 2005): a ladder of temperatures T_k whose
+// walkers target prior x L^(1/T_k); every temperature's half goes into the same batched call, and
+// after each generation adjacent temperatures swap walkers with probability
+// min(1, exp((1/T_k - 1/T_{k+1}) (lnL_{k+1} - lnL_k))) (Vousden et al. 2016's pairing: a random
+// permutation of the hotter level against the colder).
 // Knows nothing about planets: a batched log-density in, a chain out (design/ARCHITECTURE.md).
 #pragma once
 
@@ -28,6 +17,9 @@
 #include <functional>
 #include <vector>
 
+#include "swarmfit/inference/moves/differential_evolution.hpp"
+#include "swarmfit/inference/moves/kde.hpp"
+#include "swarmfit/inference/moves/snooker.hpp"
 #include "swarmfit/inference/random.hpp"
 
 namespace swarmfit {
@@ -40,14 +32,10 @@ using BatchedLogDensity = std::function<void(const Eigen::MatrixXd& params, Eige
 
 struct DemcmcSettings {
   std::uint64_t seed = 1;
-  double gamma_scale = 2.38;  // gamma = gamma_scale / sqrt(2 d)
-  int gamma_one_every = 10;   // every this many generations gamma = 1 (0: never)
-  double jitter = 1e-6;       // e ~ N(0, (jitter * scale_k)^2) per parameter, scale from the other half's spread
-  double snooker = 0.0;       // probability that a walker's move is a snooker move
+  DifferentialEvolutionSettings differential_evolution;
+  SnookerSettings snooker;  // snooker.probability + kde.probability <= 1
+  KdeSettings kde;
   std::vector<double> temperatures = {1.0};  // ladder, increasing from 1
-  double kde = 0.0;                          // probability that a walker's move is a KDE independence proposal
-  int kde_components = 256;                  // kernel centres: at most this many members of the other half
-  double kde_bandwidth = 1.0;                // factor on Silverman's bandwidth
 };
 
 // The complete state of a sampler: with the settings and the seed, everything needed to go on.
@@ -68,10 +56,15 @@ class Demcmc {
   // Continues from a saved state (no evaluation of the log-density).
   Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings);
 
+  // Throws std::invalid_argument unless `settings` suit d parameters and W walkers per temperature
+  // (the constructors' check, for callers that validate before any work).
+  static void check_settings(const DemcmcSettings& settings, long d, long walkers_per_temperature);
+
   // One generation: the first half proposes from the second, then the second from the first, at
   // every temperature; then the temperature swaps.
   void step();
 
+  const DemcmcSettings& settings() const { return settings_; }
   const DemcmcState& state() const { return s_; }
   long generation() const { return s_.generation; }
   int num_walkers() const { return walkers_per_temperature_; }  // W
@@ -90,24 +83,17 @@ class Demcmc {
  private:
   void check();
   void update_half(int half);
-  // The KDE of the other half of `level`: false (no KDE moves this time) where its covariance is
-  // not positive definite.
-  bool build_kde(long level, long other, std::uint64_t g);
-  // ln q(v) - ln q(u) up to the shared constant, for the current KDE.
-  double kde_log_ratio(const Eigen::VectorXd& v, const Eigen::VectorXd& u) const;
   double tempered(long column) const;
 
   BatchedLogDensity f_;
   DemcmcSettings settings_;
   CounterRandom random_;
+  DifferentialEvolutionMove differential_evolution_;
+  SnookerMove snooker_;
+  KdeMove kde_;
   DemcmcState s_;
   int walkers_per_temperature_ = 0;
   std::vector<unsigned char> accepted_last_;
-  // The current KDE: kernel centres (d x K, original; K x d whitened, so that one parameter of
-  // every kernel is contiguous for SIMD), the Cholesky factor of C and h.
-  Eigen::MatrixXd kde_centres_, kde_white_;
-  Eigen::MatrixXd kde_cholesky_;
-  double kde_h_ = 0;
 };
 
 }  // namespace swarmfit

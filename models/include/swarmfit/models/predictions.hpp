@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "model_config.hpp"
+#include "swarmfit/models/model_config.hpp"
 
-namespace swarmfit::app {
+namespace swarmfit {
 
 struct Predictions {
   long count = 0;
@@ -29,4 +29,4 @@ Predictions predict(const ModelConfig& config, const std::vector<double>& params
 // Only the transit rows, their planets and the data's ephemerides (no integration).
 void set_transit_layout(const LikelihoodProblem& problem, Predictions& out);
 
-}  // namespace swarmfit::app
+}  // namespace swarmfit

@@ -1,16 +1,16 @@
-#include "model_config.hpp"
+#include "swarmfit/models/model_config.hpp"
 
 #include <cmath>
 #include <set>
 
-#include "errors.hpp"
 #include "swarmfit/integrators/registry.hpp"
 #include "swarmfit/models/units.hpp"
+#include "swarmfit/observations/input_error.hpp"
 #include "swarmfit/observations/text_table.hpp"
 
 namespace po = boost::program_options;
 
-namespace swarmfit::app {
+namespace swarmfit {
 
 namespace {
 
@@ -142,6 +142,7 @@ std::string section_help() {
 
 ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides, ConfigUse use) {
   ModelConfig c;
+  c.path = path;
   c.file = read_sectioned_config(path);
   po::options_description known = model_keys();
   known.add(fit_keys());
@@ -175,11 +176,10 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   for (const ConfigSection& s : c.file.sections) {
     if (!section_names.insert(s.type + " " + s.name).second)
       throw InputError(s.origin + ": section [" + s.type + " " + s.name + "] appears twice");
-    if (s.type == "rv" || s.type == "transits") {
-      const SourceKind kind = s.type == "rv" ? SourceKind::kRv : SourceKind::kTransits;
+    if (is_data_section(s)) {
       if (use == ConfigUse::kModelOnly)
         throw InputError(s.origin + ": [" + s.type + " " + s.name + "]: this command takes no data sections");
-      c.data.add(parse_source_spec(kind, s.name, s.origin, s.entries, s.base_dir));
+      add_data_section(s, c.data);
     } else if (s.type == "planet") {
       check_section_keys(s, kPlanetKeys);
       planets.push_back(&s);
@@ -298,6 +298,36 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   return c;
 }
 
+ParameterSpace read_priors(const ModelConfig& c) {
+  const PlanetaryModel& model = *c.model;
+  if (!c.priors) throw InputError(c.path + ": no [priors] section (swarmfit fit needs a prior for every parameter)");
+  std::vector<Prior> priors(model.num_parameters());
+  std::vector<bool> given(model.num_parameters(), false);
+  std::vector<std::string> names;
+  for (const auto& p : model.parameters()) names.push_back(p.name);
+  for (const ConfigEntry& e : c.priors->entries) {
+    const int k = model.index(e.key);
+    if (k < 0) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw InputError(e.origin + ": [priors]: unknown parameter '" + e.key + "' (the model's: " + list + ")");
+    }
+    try {
+      priors[k] = parse_prior(e.value);
+    } catch (const std::invalid_argument& error) {
+      throw InputError(e.origin + ": [priors] key '" + e.key + "': " + error.what());
+    }
+    given[k] = true;
+  }
+  for (int k = 0; k < model.num_parameters(); ++k)
+    if (!given[k])
+      throw InputError(c.priors->origin + ": [priors]: parameter '" + names[k] +
+                       "' has no prior (give one, or 'fixed' to keep the configuration's value)");
+  ParameterSpace space(names, priors, c.values);
+  if (space.num_free() == 0) throw InputError(c.priors->origin + ": [priors]: every parameter is fixed");
+  return space;
+}
+
 std::vector<double> read_parameter_sets(const std::string& path, const ModelConfig& config, long& count) {
   const std::vector<TableRow> rows = read_csv(path);
   if (rows.size() < 2) throw InputError(path + ": expected a header line of parameter names and at least one row");
@@ -329,4 +359,4 @@ std::vector<double> read_parameter_sets(const std::string& path, const ModelConf
   return sets;
 }
 
-}  // namespace swarmfit::app
+}  // namespace swarmfit

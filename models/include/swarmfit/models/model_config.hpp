@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "config.hpp"
+#include "swarmfit/inference/prior.hpp"
 #include "swarmfit/models/likelihood.hpp"
+#include "swarmfit/observations/config_file.hpp"
 
-namespace swarmfit::app {
+namespace swarmfit {
 
 boost::program_options::options_description model_keys();
 // The keys of `swarmfit fit` (accepted, and ignored, by the other commands so one file serves all).
@@ -24,6 +25,7 @@ std::string section_help();
 enum class ConfigUse { kModelAndData, kDataOnly, kModelOnly };
 
 struct ModelConfig {
+  std::string path;  // the configuration file
   SectionedConfig file;
   std::map<std::string, Setting> settings;  // global keys, overrides applied
   boost::program_options::variables_map vm;
@@ -40,8 +42,12 @@ struct ModelConfig {
 ModelConfig load_model_config(const std::string& path, const std::vector<std::string>& overrides,
                               ConfigUse use = ConfigUse::kModelAndData);
 
+// The [priors] section: every model parameter needs exactly one prior line. Throws InputError
+// naming the line (or the section) and the parameter.
+ParameterSpace read_priors(const ModelConfig& config);
+
 // Reads parameter sets from a CSV file whose header names parameters; missing columns take the
 // configuration's values. Returns columns of model.num_parameters() values.
 std::vector<double> read_parameter_sets(const std::string& path, const ModelConfig& config, long& count);
 
-}  // namespace swarmfit::app
+}  // namespace swarmfit

@@ -1,9 +1,9 @@
-#include "predictions.hpp"
+#include "swarmfit/models/predictions.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace swarmfit::app {
+namespace swarmfit {
 
 Predictions predict(const ModelConfig& c, const std::vector<double>& params, long count, double grid_step) {
   const PlanetaryModel& model = *c.model;
@@ -72,4 +72,4 @@ void set_transit_layout(const LikelihoodProblem& problem, Predictions& out) {
   }
 }
 
-}  // namespace swarmfit::app
+}  // namespace swarmfit

@@ -1,0 +1,47 @@
+// The walkers a fit starts from: a guess plus scatter, or draws from the priors, redrawn until
+// each has a finite posterior; optionally after a differential-evolution optimisation
+// (optimizer.hpp) from such a population, with the walkers then scattered around its best point.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "swarmfit/inference/demcmc.hpp"
+#include "swarmfit/inference/prior.hpp"
+#include "swarmfit/inference/progress.hpp"
+
+namespace swarmfit {
+
+// Some walkers found no point with a finite posterior: the status code of each one's last try.
+struct NoFiniteStart : std::runtime_error {
+  NoFiniteStart(const std::string& what, std::vector<int> last_status)
+      : std::runtime_error(what), last_status(std::move(last_status)) {}
+  std::vector<int> last_status;
+};
+
+// `columns` walkers in the free parameters of `space`: guess + scatter * (prior standard deviation)
+// * N(0, 1) per parameter, or (from_prior) prior draws; those with a posterior of -inf are redrawn,
+// at most 100 rounds. Random numbers from the RandomPurpose::kInitial streams of `seed`, generation
+// stream * 1000 + round. Throws NoFiniteStart.
+Eigen::MatrixXd initial_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, long columns,
+                                bool from_prior, double scatter, std::uint64_t seed, std::uint64_t stream,
+                                const BatchedLogDensity& log_density);
+
+struct StartSettings {
+  long walkers = 0;         // per temperature
+  long temperatures = 1;    // columns: walkers x temperatures
+  bool from_prior = false;  // draws from the priors, else the guess plus scatter
+  double scatter = 0.01;    // in prior standard deviations
+  long optimize = 0;        // generations of differential-evolution optimisation first (0: none)
+  std::uint64_t seed = 1;
+};
+
+// Without optimisation: initial_walkers (stream 0). With: a population of `walkers` as above
+// (stream 1), optimised, then every column scattered around its best point (stream 2).
+Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess,
+                                 const StartSettings& settings, const BatchedLogDensity& log_density,
+                                 const ProgressCallback& progress = {}, double progress_seconds = 0.5);
+
+}  // namespace swarmfit

@@ -1,0 +1,27 @@
+// What a move sees while one half of the walkers is updated: the walkers are updated in two halves,
+// each proposing only from the other, fixed half (ter Braak 2006; emcee's red-blue moves,
+// Foreman-Mackey et al. 2013), so a whole half is one batched log-density call and each half update
+// keeps the target. A move only proposes; Demcmc chooses the move and accepts or rejects.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+
+#include "swarmfit/inference/random.hpp"
+
+namespace swarmfit {
+
+struct HalfUpdate {
+  const Eigen::MatrixXd& walkers;  // every column of the sampler (d x K W), the other half among them
+  long other;                      // first column of the other half
+  long n;                          // walkers per half
+  long level;                      // temperature level
+  long generation;                 // generations done
+  std::uint64_t stream;            // generation counter of the random streams: 2 generation + half
+  const CounterRandom& random;
+
+  auto other_half() const { return walkers.middleCols(other, n); }
+  auto member(long k) const { return walkers.col(other + k); }  // k in [0, n)
+};
+
+}  // namespace swarmfit

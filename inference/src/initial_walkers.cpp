@@ -1,0 +1,68 @@
+#include "swarmfit/inference/initial_walkers.hpp"
+
+#include <string>
+
+#include "swarmfit/inference/optimizer.hpp"
+
+namespace swarmfit {
+
+Eigen::MatrixXd initial_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, long columns,
+                                bool from_prior, double scatter, std::uint64_t seed, std::uint64_t stream,
+                                const BatchedLogDensity& f) {
+  const CounterRandom random(seed);
+  const long d = space.num_free();
+  Eigen::MatrixXd x(d, columns);
+  std::vector<long> pending(columns);
+  for (long k = 0; k < columns; ++k) pending[k] = k;
+  std::vector<int> last_status(columns, 0);
+  for (int round = 0; round < 100 && !pending.empty(); ++round) {
+    Eigen::MatrixXd batch(d, static_cast<long>(pending.size()));
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      const std::uint64_t walker = static_cast<std::uint64_t>(pending[j]);
+      const std::uint64_t g = stream * 1000 + round;
+      for (long p = 0; p < d; ++p) {
+        const Prior& prior = space.priors()[space.free_indices()[p]];
+        if (from_prior)
+          batch(p, j) = prior.sample(random.uniform(RandomPurpose::kInitial, walker, g, 2 * p),
+                                     random.uniform(RandomPurpose::kInitial, walker, g, 2 * p + 1));
+        else
+          batch(p, j) =
+              guess(p) + scatter * prior.standard_deviation() * random.normal(RandomPurpose::kInitial, walker, g, p);
+      }
+    }
+    Eigen::VectorXd lp, ll;
+    std::vector<int> status;
+    f(batch, lp, ll, status);
+    std::vector<long> still;
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      if (log_posterior_of(lp(j), ll(j)) > -std::numeric_limits<double>::infinity()) {
+        x.col(pending[j]) = batch.col(j);
+      } else {
+        still.push_back(pending[j]);
+        last_status[pending[j]] = status[j];
+      }
+    }
+    pending = still;
+  }
+  if (!pending.empty()) {
+    std::vector<int> failed;
+    for (long k : pending) failed.push_back(last_status[k]);
+    throw NoFiniteStart(
+        std::to_string(pending.size()) + " walkers found no starting point with a finite posterior in 100 tries",
+        failed);
+  }
+  return x;
+}
+
+Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, const StartSettings& s,
+                                 const BatchedLogDensity& f, const ProgressCallback& progress,
+                                 double progress_seconds) {
+  if (s.optimize <= 0)
+    return initial_walkers(space, guess, s.walkers * s.temperatures, s.from_prior, s.scatter, s.seed, 0, f);
+  const Eigen::MatrixXd population = initial_walkers(space, guess, s.walkers, s.from_prior, s.scatter, s.seed, 1, f);
+  const Eigen::VectorXd best =
+      optimize_differential_evolution(population, f, s.optimize, s.seed, progress, progress_seconds);
+  return initial_walkers(space, best, s.walkers * s.temperatures, false, s.scatter, s.seed, 2, f);
+}
+
+}  // namespace swarmfit

@@ -1,0 +1,38 @@
+// The posterior of a planetary model given data, as the batched log-density the sampler sees
+// (inference/demcmc.hpp's BatchedLogDensity): ln prior of the free parameters (ParameterSpace) and,
+// where the prior is finite, ln L of every such column in ONE batched likelihood call
+// (LikelihoodProblem: one ensemble integration). Columns outside the prior get status
+// kStatusOutsidePrior and are not integrated.
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <vector>
+
+#include "swarmfit/inference/prior.hpp"
+#include "swarmfit/models/likelihood.hpp"
+
+namespace swarmfit {
+
+class Posterior {
+ public:
+  // Keeps references: space and problem must outlive it (and its copies).
+  Posterior(const ParameterSpace& space, const LikelihoodProblem& problem) : space_(space), problem_(problem) {}
+  void operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
+                  std::vector<int>& status) const;
+
+  // Where a run's time goes: the batched likelihood calls (and of them, on the CUDA backend, the
+  // kernels and the device's allocations and copies).
+  struct Time {
+    double seconds = 0, kernel_ms = 0, device_ms = 0;
+    long calls = 0;
+  };
+  const Time& time() const { return *time_; }  // shared by the copies the sampler keeps
+
+ private:
+  const ParameterSpace& space_;
+  const LikelihoodProblem& problem_;
+  std::shared_ptr<Time> time_ = std::make_shared<Time>();
+};
+
+}  // namespace swarmfit

@@ -1,0 +1,411 @@
+#include "swarmfit/models/fit.hpp"
+
+#include <hdf5.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "swarmfit/inference/initial_walkers.hpp"
+#include "swarmfit/inference/optimizer.hpp"
+#include "swarmfit/inference/run_loop.hpp"
+#include "swarmfit/models/fit_summary.hpp"
+#include "swarmfit/models/posterior.hpp"
+#include "swarmfit/models/predictions.hpp"
+#include "swarmfit/observations/input_error.hpp"
+
+namespace po = boost::program_options;
+
+namespace swarmfit {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string origin_of(const ModelConfig& c, const std::string& key) {
+  auto it = c.settings.find(key);
+  return it == c.settings.end() ? std::string("default") : it->second.origin;
+}
+
+// /data (always) and /predictive (at the end) groups of the run file.
+void write_data(hid_t file, const ModelConfig& c, const Predictions& p) {
+  const Dataset& d = c.data;
+  h5::Handle data(H5Gcreate2(file, "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "data");
+  if (!d.rv.empty()) {
+    h5::Handle g(H5Gcreate2(data, "rv", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "data/rv");
+    std::vector<double> t, v, e;
+    std::vector<int> instrument;
+    for (const auto& o : d.rv) {
+      t.push_back(o.time);
+      v.push_back(o.rv);
+      e.push_back(o.error);
+      instrument.push_back(o.instrument);
+    }
+    const hsize_t n = t.size();
+    h5::write(g, "time", {n}, t.data());
+    h5::write(g, "rv", {n}, v.data());
+    h5::write(g, "error", {n}, e.data());
+    h5::write(g, "instrument", {n}, instrument.data());
+    h5::attribute(g, "instruments", d.instruments);
+  }
+  if (!p.transit_rows.empty()) {
+    h5::Handle g(H5Gcreate2(data, "transits", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "data/transits");
+    std::vector<double> t, e, epoch, t0, period;
+    for (const auto& o : p.transit_rows) {
+      t.push_back(o.time);
+      e.push_back(o.error);
+      epoch.push_back(o.epoch);
+    }
+    const hsize_t n = t.size();
+    h5::write(g, "time", {n}, t.data());
+    h5::write(g, "error", {n}, e.data());
+    h5::write(g, "epoch", {n}, epoch.data());
+    h5::write(g, "planet", {n}, p.transit_planet.data());
+    h5::attribute(g, "planets", c.model->planets());
+    for (const auto& eph : p.ephemeris) {
+      t0.push_back(eph.t0);
+      period.push_back(eph.period);
+    }
+    h5::attribute(g, "ephemeris_t0", t0);
+    h5::attribute(g, "ephemeris_period", period);
+  }
+}
+
+void write_predictive(hid_t file, const Predictions& p, const std::vector<double>& params,
+                      const std::vector<double>& log_posterior, long best, int num_parameters) {
+  h5::Handle g(H5Gcreate2(file, "predictive", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "predictive");
+  const hsize_t n = p.count, np = num_parameters, ng = p.grid.size();
+  h5::write(g, "parameters", {n, np}, params.data());
+  h5::write(g, "status", {n}, p.status.data());
+  h5::write(g, "log_posterior", {n}, log_posterior.data());
+  h5::attribute(g, "best", best);
+  h5::write(g, "rv_grid", {ng}, p.grid.data());
+  h5::write(g, "rv_curve", {n, ng}, p.rv_curve.data());
+  h5::write(g, "rv_model", {n, static_cast<hsize_t>(p.rv_model.size() / std::max<long>(p.count, 1))},
+            p.rv_model.data());
+  h5::write(g, "transit_model", {n, static_cast<hsize_t>(p.transit_rows.size())}, p.transit_model.data());
+}
+
+// Partial run files (OUTPUT.partial.PID) of writers that were killed: the process is gone.
+void remove_stale_partials(const std::string& output) {
+  const std::filesystem::path path(output);
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::string prefix = path.filename().string() + ".partial.";
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path());
+  }
+}
+
+// The run file to resume, checked against what the configuration gives now.
+RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, const FitSettings& s) {
+  RunRecord run;
+  try {
+    run = read_run(s.output);
+  } catch (const std::exception& e) {
+    throw InputError(std::string("--resume: ") + e.what());
+  }
+  auto mismatch = [&](const std::string& what) {
+    throw InputError("--resume: " + s.output + " was run with another " + what + " than " + c.path + " gives now");
+  };
+  if (run.names != space.names()) mismatch("model (parameters)");
+  if (run.free != space.free_indices()) mismatch("set of free parameters");
+  for (std::size_t k = 0; k < run.priors.size(); ++k)
+    if (run.priors[k].text() != space.priors()[k].text()) mismatch("prior of " + run.names[k]);
+  const DemcmcSettings& was = run.settings;
+  if (was.seed != s.sampler.seed) mismatch("seed");
+  if (was.temperatures != s.sampler.temperatures) mismatch("temperature ladder");
+  if (was.snooker.probability != s.sampler.snooker.probability) mismatch("snooker probability");
+  if (was.kde.probability != s.sampler.kde.probability || was.kde.components != s.sampler.kde.components ||
+      was.kde.bandwidth != s.sampler.kde.bandwidth)
+    mismatch("KDE move settings");
+  if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
+  if (run.thin != s.thin) mismatch("thin");
+  const auto config = run.attributes.find("config");
+  if (config == run.attributes.end() || config->second != c.file.text) mismatch("configuration text");
+  return run;
+}
+
+// The predictive draws for plots: random kept draws after the burn-in, then the best one
+// (columns of every model parameter, and their log posteriors).
+void predictive_draws(const Chain& ch, const ParameterSpace& space, long first, int count, std::uint64_t seed,
+                      std::vector<double>& params, std::vector<double>& log_posterior, long& best_index) {
+  if (ch.num_draws() <= first) return;
+  const CounterRandom random(seed);
+  long best_draw = first, best_walker = 0;
+  for (long t = first; t < ch.num_draws(); ++t)
+    for (int w = 0; w < ch.num_walkers; ++w) {
+      const std::size_t k = static_cast<std::size_t>(t) * ch.num_walkers + w,
+                        b = best_draw * ch.num_walkers + best_walker;
+      if (log_posterior_of(ch.log_prior[k], ch.log_likelihood[k]) >
+          log_posterior_of(ch.log_prior[b], ch.log_likelihood[b])) {
+        best_draw = t;
+        best_walker = w;
+      }
+    }
+  std::vector<double> full(space.num_parameters()), free(space.num_free());
+  auto add = [&](long t, int w) {
+    for (int p = 0; p < space.num_free(); ++p) free[p] = ch.parameter(t, w, p);
+    space.expand(free.data(), full.data());
+    params.insert(params.end(), full.begin(), full.end());
+    const std::size_t k = static_cast<std::size_t>(t) * ch.num_walkers + w;
+    log_posterior.push_back(log_posterior_of(ch.log_prior[k], ch.log_likelihood[k]));
+  };
+  const long available = (ch.num_draws() - first) * ch.num_walkers;
+  for (int j = 0; j < count; ++j) {
+    const long pick = static_cast<long>(random.below(available, RandomPurpose::kPredictive, j, 0, 0));
+    add(first + pick / ch.num_walkers, static_cast<int>(pick % ch.num_walkers));
+  }
+  best_index = static_cast<long>(log_posterior.size());
+  add(best_draw, static_cast<int>(best_walker));
+}
+
+}  // namespace
+
+FitSettings read_fit_settings(const ModelConfig& c) {
+  const int num_free = read_priors(c).num_free();
+  const po::variables_map& vm = c.vm;
+  FitSettings f;
+  auto fail = [&](const std::string& key, const std::string& why) {
+    throw InputError(origin_of(c, key) + ": key '" + key + "' " + why);
+  };
+  f.generations = vm["generations"].as<long>();
+  if (f.generations < 1) fail("generations", "must be >= 1");
+  f.thin = vm["thin"].as<long>();
+  if (f.thin < 1) fail("thin", "must be >= 1");
+  f.burn_in = vm["burn_in"].as<long>();
+  if (f.burn_in >= f.generations) fail("burn_in", "must be below generations");
+  const long seed = vm["seed"].as<long>();
+  if (seed < 0) fail("seed", "must be >= 0");
+  f.sampler.seed = static_cast<std::uint64_t>(seed);
+  f.output = vm["output"].as<std::string>();
+  if (f.output.empty()) fail("output", "is empty");
+  f.overwrite = vm["overwrite"].as<bool>();
+  f.checkpoint_every = vm["checkpoint_every"].as<long>();
+  if (f.checkpoint_every < 0) fail("checkpoint_every", "must be >= 0");
+  f.checkpoint_seconds = vm["checkpoint_seconds"].as<double>();
+  if (!(f.checkpoint_seconds > 0)) fail("checkpoint_seconds", "must be > 0");
+  f.init = vm["init"].as<std::string>();
+  if (f.init != "guess" && f.init != "prior") fail("init", "expected guess or prior, got '" + f.init + "'");
+  f.init_scatter = vm["init_scatter"].as<double>();
+  if (!(f.init_scatter > 0)) fail("init_scatter", "must be > 0");
+  f.optimize = vm["optimize"].as<long>();
+  if (f.optimize < 0) fail("optimize", "must be >= 0");
+  f.sampler.snooker.probability = vm["snooker"].as<double>();
+  if (!(f.sampler.snooker.probability >= 0 && f.sampler.snooker.probability <= 1)) fail("snooker", "must be in [0, 1]");
+  f.sampler.kde.probability = vm["kde"].as<double>();
+  if (!(f.sampler.kde.probability >= 0 && f.sampler.kde.probability + f.sampler.snooker.probability <= 1))
+    fail("kde", "must be >= 0 with snooker + kde <= 1");
+  f.sampler.kde.components = vm["kde_components"].as<int>();
+  if (f.sampler.kde.components < 2) fail("kde_components", "must be >= 2");
+  f.sampler.kde.bandwidth = vm["kde_bandwidth"].as<double>();
+  if (!(f.sampler.kde.bandwidth > 0)) fail("kde_bandwidth", "must be > 0");
+  const int temperatures = vm["temperatures"].as<int>();
+  if (temperatures < 1) fail("temperatures", "must be >= 1");
+  const double t_max = vm["max_temperature"].as<double>();
+  if (temperatures > 1 && !(t_max > 1)) fail("max_temperature", "must be > 1");
+  f.sampler.temperatures.assign(1, 1.0);
+  for (int k = 1; k < temperatures; ++k)  // geometric ladder (Earl & Deem 2005)
+    f.sampler.temperatures.push_back(std::pow(t_max, static_cast<double>(k) / (temperatures - 1)));
+  f.rhat_target = vm["rhat_target"].as<double>();
+  if (!(f.rhat_target > 1)) fail("rhat_target", "must be > 1");
+  f.ess_target = vm["ess_target"].as<double>();
+  if (f.ess_target < 0) fail("ess_target", "must be >= 0");
+  f.check_every = vm["check_every"].as<long>();
+  if (f.check_every < 1) fail("check_every", "must be >= 1");
+  f.predictive_draws = vm["predictive_draws"].as<int>();
+  if (f.predictive_draws < 0) fail("predictive_draws", "must be >= 0");
+  f.progress = vm["progress"].as<std::string>();
+  if (f.progress != "auto" && f.progress != "on" && f.progress != "off") fail("progress", "expected auto, on or off");
+  const int needed = 2 * num_free + 2 + (2 * num_free + 2) % 2;
+  const int needed_snooker = f.sampler.snooker.probability > 0 ? std::max(needed, 6) : needed;
+  f.walkers = vm["walkers"].as<int>();
+  // Default: 4 d, rounded up so each half fills whole SIMD chunks of 8 systems on 2 threads.
+  if (f.walkers == 0) f.walkers = (std::max(needed_snooker, 4 * num_free) + 31) / 32 * 32;
+  if (f.walkers % 2 != 0 || f.walkers < needed_snooker)
+    fail("walkers", "must be even and at least " + std::to_string(needed_snooker) + " for " + std::to_string(num_free) +
+                        " free parameters (2 d + 2), got " + std::to_string(f.walkers));
+  return f;
+}
+
+std::string summary_path(const std::string& output) {
+  const std::string stem =
+      output.size() > 3 && output.substr(output.size() - 3) == ".h5" ? output.substr(0, output.size() - 3) : output;
+  return stem + "_summary.csv";
+}
+
+FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks& callbacks) {
+  // Everything is checked before any work or any file: here what read_fit_settings() checks as it
+  // reads the keys, for settings made in code.
+  const ParameterSpace space = read_priors(c);
+  if (s.generations < 1 || s.thin < 1 || s.check_every < 1 || s.burn_in >= s.generations || s.output.empty() ||
+      (s.init != "guess" && s.init != "prior"))
+    throw InputError(
+        "fit settings: generations, thin and check_every must be >= 1, burn_in below generations, "
+        "output not empty and init guess or prior");
+  try {
+    Demcmc::check_settings(s.sampler, space.num_free(), s.walkers);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("fit settings: ") + e.what());
+  }
+  Eigen::VectorXd guess(space.num_free());
+  space.contract(space.values().data(), guess.data());
+  for (int j = 0; j < space.num_free(); ++j) {
+    const int k = space.free_indices()[j];
+    if (s.init == "guess" && !(space.priors()[k].log_density(guess(j)) > -kInf))
+      throw InputError(c.priors->origin + ": [priors]: the configuration's value of " + space.names()[k] + " (" +
+                       std::to_string(guess(j)) + ") is outside its prior " + space.priors()[k].text());
+  }
+  const std::filesystem::path output(s.output);
+  const std::filesystem::path folder = output.has_parent_path() ? output.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(folder))
+    throw InputError(origin_of(c, "output") + ": key 'output': folder '" + folder.string() + "' does not exist");
+  const bool exists = std::filesystem::exists(output);
+  if (exists && !s.resume && !s.overwrite)
+    throw InputError(origin_of(c, "output") + ": key 'output': " + s.output +
+                     " exists (use --resume to continue it, or overwrite=true)");
+  FitResult result;
+  RunRecord& run = result.run;
+  if (s.resume && exists) run = read_run_to_resume(c, space, s);
+
+  remove_stale_partials(s.output);
+  const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
+  const Posterior posterior(space, problem);
+  run.names = space.names();
+  run.units.clear();
+  for (const auto& p : c.model->parameters()) run.units.push_back(p.unit);
+  run.priors = space.priors();
+  run.values = space.values();
+  run.free = space.free_indices();
+  run.settings = s.sampler;
+  run.thin = s.thin;
+  run.attributes["config"] = c.file.text;
+  run.attributes["swarmfit_version"] = SWARMFIT_VERSION;
+  unsigned h5_major = 0, h5_minor = 0, h5_release = 0;
+  H5get_libversion(&h5_major, &h5_minor, &h5_release);
+  run.attributes["versions"] = "hdf5 " + std::to_string(h5_major) + "." + std::to_string(h5_minor) + "." +
+                               std::to_string(h5_release) + ", eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                               std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+                               ", compiler " + __VERSION__;
+  run.attributes["integrator"] = c.likelihood.integrator;
+  run.attributes["backend"] = c.likelihood.backend;
+  describe_model(*c.model, run.attributes);
+
+  const bool resumed = run.chain.num_draws() > 0 || run.state.generation > 0;
+  if (callbacks.started) {
+    FitStart start;
+    start.free_parameters = space.num_free();
+    start.walkers = s.walkers;
+    start.temperatures = static_cast<int>(s.sampler.temperatures.size());
+    start.rv_points = static_cast<long>(c.data.rv.size());
+    start.transit_times = static_cast<long>(c.data.transits.size());
+    start.integrator = c.likelihood.integrator;
+    start.backend = c.likelihood.backend;
+    start.time_step = problem.time_step();
+    start.resumed = resumed;
+    start.generation = run.state.generation;
+    start.draws = run.chain.num_draws();
+    callbacks.started(start);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+
+  std::unique_ptr<Demcmc> sampler;
+  if (resumed) {
+    sampler = std::make_unique<Demcmc>(run.state, posterior, s.sampler);
+  } else {
+    StartSettings start;
+    start.walkers = s.walkers;
+    start.temperatures = static_cast<long>(s.sampler.temperatures.size());
+    start.from_prior = s.init == "prior";
+    start.scatter = s.init_scatter;
+    start.optimize = s.optimize;
+    start.seed = s.sampler.seed;
+    Eigen::MatrixXd x0;
+    try {
+      x0 = starting_walkers(space, guess, start, posterior, callbacks.progress);
+    } catch (const NoFiniteStart& e) {
+      std::map<std::string, int> reasons;
+      for (int status : e.last_status) ++reasons[model_status_name(status)];
+      std::string list;
+      for (const auto& [name, count] : reasons)
+        list += (list.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+      throw InputError("init = " + s.init + ": " + e.what() + " (" + list + ")");
+    }
+    sampler = std::make_unique<Demcmc>(x0, posterior, s.sampler);
+  }
+
+  // The transit rows (data order of the observers) for /data, without integrating anything.
+  Predictions layout;
+  set_transit_layout(problem, layout);
+  auto write = [&](const Predictions* predictions, const std::vector<double>* params,
+                   const std::vector<double>* log_posterior, long best) {
+    run.state = sampler->state();
+    write_run(s.output, run, [&](hid_t file) {
+      write_data(file, c, predictions ? *predictions : layout);
+      h5::attribute(file, "burn_in_draws", first_kept_draw(run.chain, s.burn_in));
+      if (predictions) write_predictive(file, *predictions, *params, *log_posterior, best, space.num_parameters());
+    });
+  };
+
+  RunLoopSettings loop;
+  loop.generations = s.generations;
+  loop.thin = s.thin;
+  loop.burn_in = s.burn_in;
+  loop.check_every = s.check_every;
+  loop.rhat_target = s.rhat_target;
+  loop.ess_target = s.ess_target;
+  loop.checkpoint_every = s.checkpoint_every;
+  loop.checkpoint_seconds = s.checkpoint_seconds;
+  RunLoopCallbacks loop_callbacks;
+  loop_callbacks.checkpoint = [&](const Demcmc&, const Chain&) { write(nullptr, nullptr, nullptr, 0); };
+  loop_callbacks.progress = callbacks.progress;
+  loop_callbacks.should_stop = callbacks.should_stop;
+  const Posterior::Time before = posterior.time();
+  const RunLoopResult done = run_loop(*sampler, run.chain, loop, loop_callbacks);
+  const Posterior::Time& after = posterior.time();
+  result.interrupted = done.interrupted;
+  result.converged = done.converged;
+  result.walkers_reset = done.walkers_reset;
+  result.generation = sampler->generation();
+  result.acceptance = sampler->acceptance_fraction();
+  for (int k = 0; k + 1 < sampler->num_temperatures(); ++k) result.swap_fractions.push_back(sampler->swap_fraction(k));
+  FitTiming& t = result.timing;
+  t.sampling = done.seconds;
+  t.likelihood = after.seconds - before.seconds;
+  t.gpu_kernels = 1e-3 * (after.kernel_ms - before.kernel_ms);
+  t.gpu_device = 1e-3 * (after.device_ms - before.device_ms);
+  t.checks = done.check_seconds;
+  t.checkpoints = done.checkpoint_seconds;
+  result.first_draw = first_kept_draw(run.chain, s.burn_in);
+  if (done.interrupted) {
+    write(nullptr, nullptr, nullptr, 0);
+    t.total = elapsed();
+    return result;
+  }
+
+  std::vector<double> params, log_posterior;
+  long best_index = 0;
+  predictive_draws(run.chain, space, result.first_draw, s.predictive_draws, s.sampler.seed, params, log_posterior,
+                   best_index);
+  const long count = static_cast<long>(log_posterior.size());
+  const Predictions predictions = count > 0 ? predict(c, params, count, 0.0) : layout;
+  write(&predictions, &params, &log_posterior, best_index);
+  t.total = elapsed();
+  if (run.chain.num_draws() - result.first_draw >= 4) {
+    result.summary = summarize_fit(run, c.model.get(), result.first_draw);
+    result.summary_csv = summary_path(s.output);
+    write_summary_csv(result.summary_csv, result.summary);
+  }
+  return result;
+}
+
+}  // namespace swarmfit

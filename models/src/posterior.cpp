@@ -1,0 +1,41 @@
+#include "swarmfit/models/posterior.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace swarmfit {
+
+void Posterior::operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
+                           std::vector<int>& status) const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const long n = x.cols(), np = space_.num_parameters();
+  log_prior.resize(n);
+  log_likelihood.setConstant(n, -kInf);
+  status.assign(n, kStatusOutsidePrior);
+  std::vector<long> inside;
+  std::vector<double> full;
+  for (long k = 0; k < n; ++k) {
+    log_prior(k) = space_.log_prior(x.col(k).data());
+    if (!(log_prior(k) > -kInf)) continue;
+    inside.push_back(k);
+    full.resize(inside.size() * np);
+    space_.expand(x.col(k).data(), full.data() + (inside.size() - 1) * np);
+  }
+  if (inside.empty()) return;
+  std::vector<double> lnl(inside.size());
+  std::vector<int> codes(inside.size());
+  const auto started = std::chrono::steady_clock::now();
+  DeviceTiming device;
+  problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data(), nullptr, &device);
+  time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  time_->kernel_ms += device.kernel_ms;
+  time_->device_ms += device.total_ms;
+  ++time_->calls;
+  for (std::size_t j = 0; j < inside.size(); ++j) {
+    log_likelihood(inside[j]) = std::isnan(lnl[j]) ? -kInf : lnl[j];
+    status[inside[j]] = codes[j];
+  }
+}
+
+}  // namespace swarmfit

@@ -1,0 +1,209 @@
+// The run loop, the optimiser and the initial walkers on targets with known answers, with fixed
+// seeds: the stopping rule stops a Gaussian's run once R-hat and ESS reach their targets, and a run
+// stopped and continued from its state ends bitwise as an uninterrupted one; the DE optimiser finds
+// a Gaussian's mode; initial walkers are redrawn until their posterior is finite.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "swarmfit/inference/initial_walkers.hpp"
+#include "swarmfit/inference/optimizer.hpp"
+#include "swarmfit/inference/run_loop.hpp"
+#include "swarmfit/inference/summary.hpp"
+
+namespace swarmfit {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Independent Gaussians N(mean_p, scale_p^2): ln L only, ln prior 0.
+struct Gaussian {
+  Eigen::VectorXd mean, scale;
+  explicit Gaussian(int d) : mean(d), scale(d) {
+    for (int p = 0; p < d; ++p) {
+      mean(p) = 1.5 * p - 2.0;
+      scale(p) = 0.5 + 0.25 * p;
+    }
+  }
+  BatchedLogDensity density() const {
+    return [this](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll, std::vector<int>& status) {
+      lp = Eigen::VectorXd::Zero(x.cols());
+      ll.resize(x.cols());
+      status.assign(x.cols(), 0);
+      for (long k = 0; k < x.cols(); ++k) ll(k) = -0.5 * ((x.col(k) - mean).array() / scale.array()).square().sum();
+    };
+  }
+};
+
+Eigen::MatrixXd scattered(int d, int walkers, double width, std::uint64_t seed) {
+  const CounterRandom random(seed);
+  Eigen::MatrixXd x(d, walkers);
+  for (int w = 0; w < walkers; ++w)
+    for (int p = 0; p < d; ++p) x(p, w) = width * random.normal(RandomPurpose::kTest, w, 0, p);
+  return x;
+}
+
+TEST(RunLoop, ConvergenceChecksThinOutAsTheChainGrows) {
+  EXPECT_TRUE(convergence_check_due(100, 100));
+  EXPECT_FALSE(convergence_check_due(150, 100));
+  EXPECT_TRUE(convergence_check_due(3100, 100));
+  EXPECT_FALSE(convergence_check_due(3300, 100));  // beyond 32 intervals: every 200
+  EXPECT_TRUE(convergence_check_due(3400, 100));
+  EXPECT_FALSE(convergence_check_due(6500, 100));  // beyond 64 intervals of 100: every 400
+  EXPECT_TRUE(convergence_check_due(6800, 100));
+}
+
+// The stopping rule ends the run at the first check where every R-hat is below its target and every
+// bulk ESS above its own, far before the generation limit; the diagnostics then say so.
+TEST(RunLoop, StoppingRuleStopsAGaussianOnceConverged) {
+  const Gaussian target(4);
+  DemcmcSettings settings;
+  settings.seed = 17;
+  Demcmc sampler(scattered(4, 16, 3.0, 1), target.density(), settings);
+  Chain chain;
+  RunLoopSettings loop;
+  loop.generations = 20000;
+  loop.check_every = 50;
+  loop.rhat_target = 1.02;
+  loop.ess_target = 400;
+  long reports = 0;
+  bool finished = false;
+  RunLoopCallbacks callbacks;
+  callbacks.progress = [&](const RunProgress& p) {
+    ++reports;
+    finished = p.finished;
+  };
+  loop.progress_seconds = 0;
+  const RunLoopResult r = run_loop(sampler, chain, loop, callbacks);
+  EXPECT_TRUE(r.converged);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_LT(sampler.generation(), loop.generations / 4);
+  EXPECT_TRUE(convergence_check_due(sampler.generation(), loop.check_every));
+  EXPECT_LT(r.worst_rhat, loop.rhat_target);
+  EXPECT_GE(r.min_ess, loop.ess_target);
+  EXPECT_EQ(chain.num_draws(), sampler.generation());
+  EXPECT_EQ(reports, sampler.generation() + 1);  // every generation with progress_seconds = 0, and the last
+  EXPECT_TRUE(finished);
+  // The kept draws after the burn-in have the target's moments (within 5 Monte-Carlo errors).
+  RunRecord run;
+  run.chain = chain;
+  run.names = {"a", "b", "c", "d"};
+  run.units.assign(4, "");
+  run.free = {0, 1, 2, 3};
+  const std::vector<SummaryRow> rows = summarize_chain(run, first_kept_draw(chain, loop.burn_in));
+  for (int p = 0; p < 4; ++p) {
+    EXPECT_NEAR(rows[p].mean, target.mean(p), 5 * target.scale(p) / std::sqrt(rows[p].ess_bulk)) << p;
+    EXPECT_NEAR(rows[p].sd, target.scale(p), 0.15 * target.scale(p)) << p;
+  }
+}
+
+// Stopped by should_stop at some generation and continued from the sampler's state and the chain
+// (as a checkpoint and --resume do), the run ends at the same generation with the same chain, bitwise;
+// checkpoints come at their cadence with the state they will resume from.
+TEST(RunLoop, StoppedAndContinuedEqualsUninterrupted) {
+  const Gaussian target(3);
+  DemcmcSettings settings;
+  settings.seed = 5;
+  settings.snooker.probability = 0.1;
+  RunLoopSettings loop;
+  loop.generations = 3000;
+  loop.thin = 2;
+  loop.check_every = 40;
+  loop.ess_target = 300;
+  loop.checkpoint_every = 30;
+  loop.checkpoint_seconds = 1e9;
+  Demcmc whole(scattered(3, 12, 2.0, 2), target.density(), settings);
+  Chain whole_chain;
+  std::vector<long> checkpoints;
+  RunLoopCallbacks count;
+  count.checkpoint = [&](const Demcmc& s, const Chain& c) {
+    checkpoints.push_back(s.generation());
+    EXPECT_EQ(c.generation.back(), s.generation());
+  };
+  const RunLoopResult a = run_loop(whole, whole_chain, loop, count);
+  ASSERT_TRUE(a.converged);
+  ASSERT_GT(checkpoints.size(), 2u);
+  for (std::size_t k = 0; k < checkpoints.size(); ++k) EXPECT_EQ(checkpoints[k], 30 * static_cast<long>(k + 1));
+
+  Demcmc first(scattered(3, 12, 2.0, 2), target.density(), settings);
+  Chain chain;
+  RunLoopCallbacks stop;
+  stop.should_stop = [&] { return first.generation() == 90; };
+  const RunLoopResult b = run_loop(first, chain, loop, stop);
+  ASSERT_TRUE(b.interrupted);
+  Demcmc second(first.state(), target.density(), settings);
+  const RunLoopResult c = run_loop(second, chain, loop, {});
+  EXPECT_TRUE(c.converged);
+  EXPECT_EQ(second.generation(), whole.generation());
+  EXPECT_EQ(chain.generation, whole_chain.generation);
+  EXPECT_TRUE(chain.parameters == whole_chain.parameters);
+  EXPECT_EQ(chain.accepted, whole_chain.accepted);
+  EXPECT_EQ(b.walkers_reset + c.walkers_reset, a.walkers_reset);
+}
+
+// DE/rand/1/bin from a population spread far around the mode ends within 1e-4 standard deviations
+// of it (a maximum that the population's spread, 10 sd, would miss by far without optimising).
+TEST(Optimizer, FindsTheModeOfAGaussian) {
+  const Gaussian target(5);
+  long reports = 0;
+  const Eigen::VectorXd best =
+      optimize_differential_evolution(scattered(5, 40, 10.0, 3), target.density(), 400, 11, [&](const RunProgress& p) {
+        ++reports;
+        EXPECT_EQ(p.phase, RunProgress::Phase::kOptimize);
+      });
+  for (int p = 0; p < 5; ++p) EXPECT_NEAR(best(p), target.mean(p), 1e-4 * target.scale(p)) << p;
+  EXPECT_GE(reports, 1);
+}
+
+// A box-shaped posterior (-inf outside [0, 1] in the first parameter): walkers drawn around a guess
+// at its edge are redrawn until inside; where nothing is finite the walkers' last status codes come
+// back with the error.
+TEST(InitialWalkers, RedrawnUntilFiniteOrRefusedWithTheirStatus) {
+  const ParameterSpace space({"x", "y"}, {parse_prior("uniform(-1, 2)"), parse_prior("normal(0, 1)")}, {0.0, 0.0});
+  auto box = [](double lower) {
+    return [lower](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll, std::vector<int>& status) {
+      lp = Eigen::VectorXd::Zero(x.cols());
+      ll.resize(x.cols());
+      status.assign(x.cols(), 0);
+      for (long k = 0; k < x.cols(); ++k) {
+        const bool inside = x(0, k) >= lower && x(0, k) <= 1;
+        ll(k) = inside ? 0.0 : -kInf;
+        status[k] = inside ? 0 : 7;
+      }
+    };
+  };
+  const Eigen::Vector2d guess(0.0, 0.0);
+  const Eigen::MatrixXd x = initial_walkers(space, guess, 64, false, 0.5, 3, 0, box(0.0));
+  EXPECT_GE(x.row(0).minCoeff(), 0.0);
+  EXPECT_LE(x.row(0).maxCoeff(), 1.0);
+  const Eigen::MatrixXd again = initial_walkers(space, guess, 64, false, 0.5, 3, 0, box(0.0));
+  EXPECT_EQ((x - again).cwiseAbs().maxCoeff(), 0.0);
+  const Eigen::MatrixXd drawn = initial_walkers(space, guess, 64, true, 0.5, 3, 0, box(0.0));
+  EXPECT_GE(drawn.row(0).minCoeff(), 0.0);
+  try {
+    initial_walkers(space, guess, 8, true, 0.5, 3, 0, box(5.0));
+    ADD_FAILURE() << "no walker can be finite";
+  } catch (const NoFiniteStart& e) {
+    EXPECT_EQ(e.last_status, std::vector<int>(8, 7));
+  }
+}
+
+TEST(Summary, QuantilesMeanAndSdOfKnownValues) {
+  std::vector<double> values;
+  for (int k = 0; k <= 100; ++k) values.push_back(100 - k);  // 100 .. 0, unsorted
+  values.push_back(std::nan(""));
+  const SummaryRow r = summarize_values("x", "m", values);
+  EXPECT_DOUBLE_EQ(r.median, 50.0);
+  EXPECT_DOUBLE_EQ(r.lower, 16.0);
+  EXPECT_DOUBLE_EQ(r.upper, 84.0);
+  EXPECT_DOUBLE_EQ(r.lower95, 2.5);
+  EXPECT_DOUBLE_EQ(r.upper95, 97.5);
+  EXPECT_DOUBLE_EQ(r.mean, 50.0);
+  EXPECT_NEAR(r.sd, std::sqrt(101.0 * 102.0 / 12.0), 1e-12);
+  EXPECT_TRUE(std::isnan(r.rhat));
+  EXPECT_THROW(summarize_values("y", "", {std::nan("")}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace swarmfit
