@@ -17,6 +17,7 @@
 #include "errors.hpp"
 #include "initial_conditions.hpp"
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/ensemble_checks.hpp"
 #include "swarmfit/models/model_config.hpp"
 
 namespace po = boost::program_options;
@@ -68,8 +69,7 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
                       : CudaLayout::kAuto;
   r.monitors.close_approach = 0.1;  // monitors on, as in production runs
   r.monitors.rmax = 1000.0;
-  std::vector<double> e0(systems);
-  for (long s = 0; s < systems; ++s) e0[s] = e->energy(s, 1.0);
+  const std::vector<double> e0 = system_energies(*e, 1.0);
   Row row{bench, backend, integrator, n, systems, dt, t_end};
   if (backend == "cuda")
     row.threads_per = cuda_threads_per_body(r.integrator->scheme, n, r.cuda_layout, false) ? "body" : "system";
@@ -87,15 +87,10 @@ Row run(const std::string& bench, const std::string& backend, const std::string&
     row.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     row.kernel_ms = row.total_ms;
   }
-  std::vector<double> errors;
-  for (long s = 0; s < systems; ++s) {
-    row.steps += e->steps(s);
-    errors.push_back(std::fabs((e->energy(s, 1.0) - e0[s]) / e0[s]));
-  }
-  std::sort(errors.begin(), errors.end());
-  row.worst = errors.back();
-  const std::size_t k = errors.size() / 2;
-  row.median = errors.size() % 2 ? errors[k] : 0.5 * (errors[k - 1] + errors[k]);
+  for (long s = 0; s < systems; ++s) row.steps += e->steps(s);
+  const ErrorSpread spread = error_spread(relative_energy_errors(e0, *e, 1.0));
+  row.worst = spread.worst;
+  row.median = spread.median;
   row.evaluations_per_step = r.integrator->pair_evaluations(n);
   if (r.integrator->scheme == SchemeId::kHermite || r.integrator->scheme == SchemeId::kHermiteAdaptive)
     row.flops_per_step = hermite_flops(n);

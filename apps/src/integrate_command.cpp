@@ -15,6 +15,7 @@
 #include "initial_conditions.hpp"
 #include "output.hpp"
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/ensemble_checks.hpp"
 
 namespace po = boost::program_options;
 
@@ -101,31 +102,9 @@ T positive(const po::variables_map& vm, const Origins& o, const std::string& key
 
 void validate_ensemble(const Ensemble& e, const std::string& origin) {
   for (long s = 0; s < e.num_systems(); ++s) {
-    for (int i = 0; i < e.num_bodies(); ++i) {
-      double sum = e.mass(s, i);
-      for (int d = 0; d < 3; ++d) sum += e.position(s, i, d) + e.velocity(s, i, d);
-      if (!std::isfinite(sum))
-        throw InputError(origin + ": system " + std::to_string(s) + " body " + std::to_string(i) +
-                         ": non-finite initial condition");
-      if (e.mass(s, i) < 0)
-        throw InputError(origin + ": system " + std::to_string(s) + " body " + std::to_string(i) + ": negative mass");
-    }
-    for (int i = 0; i < e.num_bodies(); ++i)
-      for (int j = i + 1; j < e.num_bodies(); ++j) {
-        double r2 = 0;
-        for (int d = 0; d < 3; ++d) r2 += std::pow(e.position(s, i, d) - e.position(s, j, d), 2);
-        if (r2 == 0)
-          throw InputError(origin + ": system " + std::to_string(s) + ": bodies " + std::to_string(i) + " and " +
-                           std::to_string(j) + " coincide");
-      }
+    const std::string problem = initial_state_problem(e, s);
+    if (!problem.empty()) throw InputError(origin + ": system " + std::to_string(s) + ": " + problem);
   }
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
 // Swarm-NG test mode (Dindar et al. 2013, sec. 5.2.1): compare with a reference file.
@@ -140,23 +119,8 @@ int compare_with_reference(const Ensemble& e, const std::string& path, double po
   double worst = -1, worst_pos = 0, worst_vel = 0, worst_time = 0;
   long failures = 0;
   for (long s = 0; s < e.num_systems(); ++s) {
-    double pos_scale = 0, vel_scale = 0, dpos = 0, dvel = 0;
-    for (int i = 0; i < e.num_bodies(); ++i) {
-      double p2 = 0, v2 = 0, dp2 = 0, dv2 = 0;
-      for (int d = 0; d < 3; ++d) {
-        p2 += ref->position(s, i, d) * ref->position(s, i, d);
-        v2 += ref->velocity(s, i, d) * ref->velocity(s, i, d);
-        dp2 += std::pow(e.position(s, i, d) - ref->position(s, i, d), 2);
-        dv2 += std::pow(e.velocity(s, i, d) - ref->velocity(s, i, d), 2);
-      }
-      pos_scale = std::max(pos_scale, std::sqrt(p2));
-      vel_scale = std::max(vel_scale, std::sqrt(v2));
-      dpos = std::max(dpos, std::sqrt(dp2));
-      dvel = std::max(dvel, std::sqrt(dv2));
-    }
-    // Relative to the system's largest position and velocity, so a star near the origin counts.
-    const double rp = dpos / std::max(pos_scale, 1e-300), rv = dvel / std::max(vel_scale, 1e-300);
-    const double rt = std::fabs(e.time(s) - ref->time(s)) / std::max(std::fabs(ref->time(s)), 1.0);
+    const StateDifference diff = state_difference(e, *ref, s);
+    const double rp = diff.position, rv = diff.velocity, rt = diff.time;
     const bool fail = !(rp <= pos_threshold && rv <= vel_threshold && rt <= time_threshold);
     failures += fail;
     const double badness = std::max({rp / pos_threshold, rv / vel_threshold, rt / time_threshold});
@@ -317,8 +281,7 @@ int integrate_command(int argc, char** argv) {
 
   // ---- the work
   const long m = ensemble->num_systems();
-  std::vector<double> energy0(m);
-  for (long s = 0; s < m; ++s) energy0[s] = ensemble->energy(s, request.step.G);
+  const std::vector<double> energy0 = system_energies(*ensemble, request.step.G);
   if (hdf5) {
     hdf5->set_attribute("integrator", integrator_name);
     hdf5->set_attribute("backend", backend);
@@ -354,13 +317,10 @@ int integrate_command(int argc, char** argv) {
 
   // ---- summary and outputs
   RunSummary summary;
-  summary.energy_error.resize(m);
-  std::vector<double> abs_errors;
+  summary.energy_error = relative_energy_errors(energy0, *ensemble, request.step.G);
   std::map<int, long> by_status;
   double total_steps = 0;
   for (long s = 0; s < m; ++s) {
-    summary.energy_error[s] = (ensemble->energy(s, request.step.G) - energy0[s]) / std::fabs(energy0[s]);
-    abs_errors.push_back(std::fabs(summary.energy_error[s]));
     by_status[ensemble->status(s)]++;
     total_steps += ensemble->steps(s);
   }
@@ -370,7 +330,7 @@ int integrate_command(int argc, char** argv) {
   }
   if (vm.count("output_csv")) write_states_csv(vm["output_csv"].as<std::string>(), *ensemble);
 
-  const double worst = *std::max_element(abs_errors.begin(), abs_errors.end());
+  const ErrorSpread spread = error_spread(summary.energy_error);
   std::ostringstream status_line;
   for (const auto& [code, count] : by_status)
     status_line << (status_line.tellp() > 0 ? ", " : "") << status_name(code) << " " << count;
@@ -381,7 +341,7 @@ int integrate_command(int argc, char** argv) {
             << "  wall time      " << wall << " s";
   if (backend == "cuda") std::cout << " (kernel " << kernel_ms << " ms)";
   std::cout << "\n  throughput     " << total_steps / wall << " system-steps/s\n"
-            << "  |dE/E|         worst " << worst << ", median " << median(abs_errors) << "\n"
+            << "  |dE/E|         worst " << spread.worst << ", median " << spread.median << "\n"
             << "  status         " << status_line.str() << "\n";
   if (args.count("reference"))
     return compare_with_reference(*ensemble, args["reference"].as<std::string>(), pos_threshold, vel_threshold,

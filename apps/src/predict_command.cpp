@@ -105,7 +105,6 @@ int predict_command(int argc, char** argv) {
   const Dataset& d = c.data;
   const int nrv = static_cast<int>(d.rv.size()), ni = static_cast<int>(d.instruments.size());
   const int ntr = static_cast<int>(pr.transit_rows.size());
-  std::vector<double> rv_rms(count, 0.0), transit_rms(count, 0.0);
   {
     AtomicFile file(cl.output + "/rv_data.csv");
     std::ofstream out(file.partial_path());
@@ -116,7 +115,6 @@ int predict_command(int argc, char** argv) {
         const double m = pr.rv_model[s * nrv + k];
         out << s << "," << d.instruments[o.instrument] << "," << fmt(o.time) << "," << fmt(o.rv) << "," << fmt(o.error)
             << "," << fmt(m) << "," << fmt(pr.offsets[s * ni + o.instrument]) << "," << fmt(o.rv - m) << "\n";
-        rv_rms[s] += (o.rv - m) * (o.rv - m) / nrv;
       }
     }
     out.close();
@@ -143,13 +141,11 @@ int predict_command(int argc, char** argv) {
       for (int r = 0; r < ntr; ++r) {
         const auto& o = pr.transit_rows[r];
         const int planet = pr.transit_planet[r];
-        const LinearEphemeris& e = pr.ephemeris[planet];
-        const double linear = e.t0 + e.period * o.epoch;
+        const double linear = pr.transit_linear[r];
         const double m = pr.transit_model[s * ntr + r];
         out << s << "," << model.planets()[planet] << "," << o.epoch << "," << fmt(o.time) << "," << fmt(o.error) << ","
             << fmt(m) << "," << fmt((o.time - m) * 1440) << "," << fmt((o.time - linear) * 1440) << ","
             << fmt((m - linear) * 1440) << "\n";
-        if (std::isfinite(m)) transit_rms[s] += (o.time - m) * (o.time - m) / ntr;
       }
     out.close();
     if (!out) throw std::runtime_error(cl.output + "/transits.csv: write failed");
@@ -161,7 +157,7 @@ int predict_command(int argc, char** argv) {
   for (long s = 0; s < std::min<long>(count, 20); ++s) {
     char line[200];
     std::snprintf(line, sizeof line, "  %3ld %13.4f  %-16s %13.4f %18.5f\n", s, pr.log_likelihood[s],
-                  model_status_name(pr.status[s]), std::sqrt(rv_rms[s]), std::sqrt(transit_rms[s]) * 1440);
+                  model_status_name(pr.status[s]), pr.rv_rms[s], pr.transit_rms[s] * 1440);
     std::cout << line;
   }
   for (const auto& note : c.data.notes) std::cout << "  note: " << note << "\n";

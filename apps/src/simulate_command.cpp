@@ -1,7 +1,5 @@
-// `swarmfit simulate`: synthetic RV and transit-time data from a known truth (the parameter values
-// of a model configuration), by the same integration and observers as the likelihood: RVs at
-// random times, every transit of the chosen planets, Gaussian noise from a seeded counter-based
-// stream. For the bundled demo, recovery tests and calibration checks.
+// `swarmfit simulate`: synthetic RV and transit-time data from a known truth
+// (models/simulate.hpp), written as the data files the model configurations read.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +11,8 @@
 #include "config.hpp"
 #include "errors.hpp"
 #include "swarmfit/inference/hdf5_io.hpp"
-#include "swarmfit/inference/random.hpp"
 #include "swarmfit/models/model_config.hpp"
-#include "swarmfit/models/units.hpp"
+#include "swarmfit/models/simulate.hpp"
 
 namespace po = boost::program_options;
 
@@ -79,81 +76,35 @@ int simulate_command(int argc, char** argv) {
     throw InputError("command line: --rv-count >= 0, --rv-error > 0, --rv-jitter >= 0, --transit-error > 0");
 
   const ModelConfig c = load_model_config(o.config, o.overrides, ConfigUse::kModelOnly);
-  const PlanetaryModel& truth_model = *c.model;
-  const double t_ref = truth_model.options().reference_epoch;
-  const CounterRandom random(static_cast<std::uint64_t>(o.seed));
-
-  // The observing plan: RVs at uniform random times; transits at every epoch of the linear
-  // ephemeris of the osculating period (the observers match model transits to these epochs).
-  Dataset plan;
-  if (o.rv_count > 0) {
-    plan.instruments = {o.instrument};
-    std::vector<double> times;
-    for (int k = 0; k < o.rv_count; ++k)
-      times.push_back(t_ref + o.span * random.uniform(RandomPurpose::kTest, k, 0, 0));
-    std::sort(times.begin(), times.end());
-    for (double t : times) plan.rv.push_back(RvObservation{t, 0.0, o.rv_error, 0, "plan"});
-  }
-  std::vector<std::string> chosen;
+  SimulationPlan plan;
+  plan.span = o.span;
+  plan.rv_count = o.rv_count;
+  plan.rv_error = o.rv_error;
+  plan.rv_jitter = o.rv_jitter;
+  plan.rv_offset = o.rv_offset;
+  plan.instrument = o.instrument;
   std::stringstream list(o.planets);
   for (std::string p; std::getline(list, p, ',');)
-    if (!p.empty()) chosen.push_back(p);
-  if (chosen.empty()) chosen = truth_model.planets();
-  for (const std::string& name : chosen) {
-    int q = -1;
-    for (int k = 0; k < truth_model.num_planets(); ++k)
-      if (truth_model.planets()[k] == name) q = k;
-    if (q < 0) throw InputError("command line: --transit-planets: no planet '" + name + "' in " + o.config);
-    const double period = c.values[truth_model.planet_parameter(q, 0)];
-    double tc = c.values[truth_model.planet_parameter(q, 4)];
-    if (truth_model.options().phase_from_mean_anomaly)
-      throw InputError(o.config + ": simulate needs phase_parameter = tc");
-    while (tc < t_ref) tc += period;
-    plan.planets.push_back(name);
-    for (long epoch = 0; tc + epoch * period < t_ref + o.span; ++epoch)
-      plan.transits.push_back(TransitObservation{static_cast<int>(plan.planets.size()) - 1, epoch, tc + epoch * period,
-                                                 o.transit_error / 1440.0, "plan"});
-  }
-  if (plan.rv.empty() && plan.transits.empty()) throw InputError("command line: nothing to simulate");
-
-  // The truth with the simulated instrument's offset and jitter.
-  const PlanetaryModel model(truth_model.planets(), plan.instruments, truth_model.options());
-  std::vector<double> truth(model.num_parameters());
-  for (int k = 0; k < 1 + 7 * model.num_planets(); ++k) truth[k] = c.values[k];
-  if (!plan.instruments.empty()) {
-    truth[model.offset_parameter(0)] = o.rv_offset;
-    truth[model.jitter_parameter(0)] = o.rv_jitter;
-  }
-  const LikelihoodProblem problem(plan, model, c.likelihood, truth);
-  double lnl = 0;
-  int status = 0;
-  ModelCurves curves;
-  problem.evaluate(truth.data(), 1, &lnl, &status, &curves);
-  if (status != 0)
-    throw InputError(o.config + ": the truth cannot be observed as planned (status " + model_status_name(status) + ")");
+    if (!p.empty()) plan.transit_planets.push_back(p);
+  plan.transit_error = o.transit_error / 1440.0;
+  plan.seed = static_cast<std::uint64_t>(o.seed);
+  const SimulatedData sim = simulate_data(c, plan);
+  const PlanetaryModel& model = sim.model;
+  const std::vector<double>& truth = sim.truth;
 
   std::filesystem::create_directories(o.output);
-  const double jitter = o.rv_jitter;
-  if (!plan.rv.empty()) {
+  if (!sim.data.rv.empty()) {
     std::string text = "# swarmfit simulate: BJD_TDB, RV (m/s), error (m/s); instrument " + o.instrument + "\n";
-    for (std::size_t k = 0; k < plan.rv.size(); ++k) {
-      const double noise =
-          std::sqrt(o.rv_error * o.rv_error + jitter * jitter) * random.normal(RandomPurpose::kTest, k, 1, 0);
-      text += fmt(plan.rv[k].time, "%.6f") + " " + fmt(curves.rv[k] + o.rv_offset + noise, "%.4f") + " " +
-              fmt(o.rv_error, "%.4f") + "\n";
-    }
+    for (const RvObservation& r : sim.data.rv)
+      text += fmt(r.time, "%.6f") + " " + fmt(r.rv, "%.4f") + " " + fmt(r.error, "%.4f") + "\n";
     write_file(o.output + "/rv.txt", text);
   }
-  const std::vector<TransitObservation>& rows = problem.transit_rows();
-  for (std::size_t p = 0; p < plan.planets.size(); ++p) {
-    std::string text = "# swarmfit simulate: epoch, BJD_TDB, error (days); planet " + plan.planets[p] + "\n";
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      if (model.planets()[problem.transit_row_planet(static_cast<int>(r))] != plan.planets[p]) continue;
-      const double noise = o.transit_error / 1440.0 * random.normal(RandomPurpose::kTest, r, 2, 0);
-      text += std::to_string(rows[r].epoch) + " " + fmt(curves.transits[r] + noise, "%.8f") + " " +
-              fmt(o.transit_error / 1440.0, "%.8f") + "\n";
-    }
-    write_file(o.output + "/transits_" + plan.planets[p] + ".txt", text);
+  for (std::size_t p = 0; p < sim.data.planets.size(); ++p) {
+    std::string text = "# swarmfit simulate: epoch, BJD_TDB, error (days); planet " + sim.data.planets[p] + "\n";
+    for (const TransitObservation& t : sim.data.transits)
+      if (t.planet == static_cast<int>(p))
+        text += std::to_string(t.epoch) + " " + fmt(t.time, "%.8f") + " " + fmt(t.error, "%.8f") + "\n";
+    write_file(o.output + "/transits_" + sim.data.planets[p] + ".txt", text);
   }
   std::string header, values;
   for (int k = 0; k < model.num_parameters(); ++k) {
@@ -161,8 +112,9 @@ int simulate_command(int argc, char** argv) {
     values += (k ? "," : "") + fmt(truth[k]);
   }
   write_file(o.output + "/truth.csv", header + "\n" + values + "\n");
-  std::cout << "swarmfit simulate: " << plan.rv.size() << " RVs, " << rows.size() << " transit times over " << o.span
-            << " d (seed " << o.seed << ") in " << o.output << "/; truth in " << o.output << "/truth.csv\n";
+  std::cout << "swarmfit simulate: " << sim.data.rv.size() << " RVs, " << sim.data.transits.size()
+            << " transit times over " << o.span << " d (seed " << o.seed << ") in " << o.output << "/; truth in "
+            << o.output << "/truth.csv\n";
   return 0;
 }
 

@@ -56,6 +56,21 @@ Predictions predict(const ModelConfig& c, const std::vector<double>& params, lon
   }
   out.transit_model = curves.transits;
   set_transit_layout(problem, out);
+  const int ntr = static_cast<int>(out.transit_rows.size());
+  out.rv_rms.assign(count, 0.0);
+  out.transit_rms.assign(count, 0.0);
+  for (long s = 0; s < count; ++s) {
+    for (int k = 0; k < nrv; ++k) {
+      const double r = d.rv[k].rv - out.rv_model[s * nrv + k];
+      out.rv_rms[s] += r * r / nrv;
+    }
+    for (int k = 0; k < ntr; ++k) {
+      const double r = out.transit_rows[k].time - out.transit_model[s * ntr + k];
+      if (std::isfinite(r)) out.transit_rms[s] += r * r / ntr;
+    }
+    out.rv_rms[s] = std::sqrt(out.rv_rms[s]);
+    out.transit_rms[s] = std::sqrt(out.transit_rms[s]);
+  }
   return out;
 }
 
@@ -69,6 +84,11 @@ void set_transit_layout(const LikelihoodProblem& problem, Predictions& out) {
     bool observed = false;
     for (int q : out.transit_planet) observed = observed || q == p;
     out.ephemeris.push_back(observed ? problem.ephemeris(p) : LinearEphemeris{});
+  }
+  out.transit_linear.clear();
+  for (std::size_t r = 0; r < out.transit_rows.size(); ++r) {
+    const LinearEphemeris& e = out.ephemeris[out.transit_planet[r]];
+    out.transit_linear.push_back(e.t0 + e.period * out.transit_rows[r].epoch);
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/dispatch.hpp"
+#include "swarmfit/integrators/observation.hpp"
 #include "swarmfit/integrators/schemes.hpp"
 
 namespace swarmfit {
@@ -37,8 +38,8 @@ void integrate_chunks(EnsembleView view, const RunRequest& request, const typena
       T radius[N];
       Clock<T> clock;
       load_lanes<N>(view, chunk, lane, bodies, radius, clock);
-      Observation::template integrate<Scheme, N, T>(params, chunk * kChunk + lane, bodies, radius, clock,
-                                                    request.destination_time, request.step, request.monitors);
+      observe_lanes<Observation, Scheme, N, T>(params, chunk * kChunk + lane, bodies, radius, clock,
+                                               request.destination_time, request.step, request.monitors);
       store_lanes<N>(view, chunk, lane, bodies, clock);
     }
   }

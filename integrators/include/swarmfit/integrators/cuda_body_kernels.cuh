@@ -1,7 +1,6 @@
-// CUDA kernels with a thread per body (every scheme, with monitors; no observers), for systems whose state does not
-// fit the registers of one thread: one thread per system spills from n = 8 bodies and, with the body loops rolled
-// beyond 8, falls 4-20x from n = 8 to n = 10 (bench/RESULTS.md, B2 for each scheme). The bodies of a system are
-// consecutive lanes of one warp (floor(32 / n) systems per warp, as Swarm-NG gives a system several threads, Dindar
+// CUDA kernels with a thread per body (the schemes that have one, with monitors; no observers), for systems whose
+// state does not fit the registers of one thread (bench/RESULTS.md run 11, B2 for each scheme). The bodies of a system
+// are consecutive lanes of one warp (floor(32 / n) systems per warp, as Swarm-NG gives a system several threads, Dindar
 // et al. 2013 sec. 3); each thread keeps its body in registers and, before every force evaluation, publishes it in
 // shared memory, from which the others read it. The physics is the schemes' own per-body functions (hermite.hpp's
 // predictor and corrector, rkck.hpp's stage state and update, leapfrog.hpp's kick and drift, mvs.hpp's jump, Jacobi
@@ -11,6 +10,8 @@
 // integrate_lanes() (tests/integrators/test_gpu.cpp).
 #pragma once
 
+#include <type_traits>
+
 #include "swarmfit/integrators/cuda_common.cuh"
 
 namespace swarmfit {
@@ -18,11 +19,9 @@ namespace SWARMFIT_KERNELS {
 
 // Blocks per multiprocessor that each body kernel's registers must allow (__launch_bounds__): with
 // the default (1) ptxas gives them up to 255 registers and 2 warps per scheduler, which leaves a
-// body thread's latencies (shared-memory exchange, Kepler iterations) uncovered. Measured on the
-// H100 with 1, 4 and 6 (bench/RESULTS.md, run 12; B2, n = 3..16 with a thread per body): 4 is
-// fastest for MVS and RKCK (to 1.6x at n = 10..16); for Hermite 4 and 6 are within 6% of each
-// other (4 ahead at n = 12, 6 at n = 8 and 16; HermiteAdaptive shares the setting, unmeasured);
-// 6 for leapfrog, whose state is smallest.
+// body thread's latencies (shared-memory exchange, Kepler iterations) uncovered. The values are
+// the fastest of 1, 4 and 6 in B2 on the H100 (bench/RESULTS.md run 12; HermiteAdaptive shares
+// Hermite's); leapfrog, whose state is smallest, takes 6.
 constexpr int kHermiteBodyMinBlocks = 4;
 constexpr int kMvsBodyMinBlocks = 4;
 constexpr int kRkckBodyMinBlocks = 4;
@@ -224,6 +223,47 @@ struct BodyThread {
   }
 };
 
+// What every thread-per-body kernel shares: the thread's place, its system's exchange in shared
+// memory, the driver's loop state, and the exchange's steps between the warp's barriers.
+template <int N, class Exchange>
+struct BodyFrame {
+  using Thread = BodyThread<N>;
+  static constexpr unsigned kAll = 0xffffffffu;
+  const Thread th;
+  const int self;
+  Exchange& ex;
+  LoopState<N, double> ls;
+  bool started = false;
+  __device__ BodyFrame(Exchange (&exchange)[Thread::kWarps][Thread::kGroups], long num_slots)
+      : th(num_slots), self(th.self), ex(exchange[th.warp][th.group]) {}
+  // Body self's state, the clock and G m_j (BodyThread::load).
+  __device__ void load(const EnsembleView& view, const StepParams& p, double (&x)[3], double (&v)[3], double (&gm)[N]) {
+    th.load(view, ex, p, x, v, ls.clock, gm);
+  }
+  // The system runs while its status is 0 and its time short of t_end.
+  __device__ void start(double t_end) {
+    ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
+    started = ls.active;
+  }
+  __device__ bool any_active() const { return __any_sync(kAll, ls.active); }
+  // Publishes this body's pair of vectors (state, or a stage's) for the others, between barriers.
+  __device__ void publish_pair(const double (&a)[3], const double (&b)[3]) {
+    __syncwarp();
+    if (ls.active) publish(ex, self, a, b);
+    __syncwarp();
+  }
+  __device__ void partner_position(int j, double (&xj)[3]) const {
+    double vj[3];
+    partner_state(ex, j, xj, vj);
+  }
+  // Body self's state and the clock of a system that ran, with the step to store.
+  __device__ void finish(const EnsembleView& view, double time_step, const double (&x)[3], const double (&v)[3]) {
+    if (!started) return;
+    ls.clock.time_step = time_step;
+    th.store(view, x, v, ls.clock);
+  }
+};
+
 // The monitors of a scheme that keeps inertial coordinates (Hermite, leapfrog, RKCK): publish the
 // state reached, take the star-relative state from the star's published one, and return the
 // system's flags (body_monitor_flags).
@@ -257,18 +297,15 @@ struct BodyState {
 template <int N, bool kAdaptive>
 __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
     hermite_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
-  using Thread = BodyThread<N>;
-  constexpr unsigned kAll = 0xffffffffu;
-  __shared__ BodyExchange<N> exchange[Thread::kWarps][Thread::kGroups];
-  const Thread th(num_slots);
-  const int self = th.self;
-  BodyExchange<N>& ex = exchange[th.warp][th.group];
+  __shared__ BodyExchange<N> exchange[BodyThread<N>::kWarps][BodyThread<N>::kGroups];
+  BodyFrame<N, BodyExchange<N>> f(exchange, num_slots);
+  const int self = f.self;
+  BodyExchange<N>& ex = f.ex;
+  LoopState<N, double>& ls = f.ls;
   BodyState s = {};
   double gm[N];
-  LoopState<N, double> ls;
-  th.load(view, ex, p, s.x, s.v, ls.clock, gm);
-  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
-  const bool started = ls.active;
+  f.load(view, p, s.x, s.v, gm);
+  f.start(t_end);
   auto partner = [&](int j, double(&xj)[3], double(&vj)[3]) { partner_state(ex, j, xj, vj); };
 
   // The adaptive step criterion: the sum over the bodies, in body order, of their terms.
@@ -294,7 +331,7 @@ __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
   }
   ls.step_limit = ls.clock.steps + m.max_steps;
 
-  while (__any_sync(kAll, ls.active)) {
+  while (f.any_active()) {
     bool last = false;
     double h = 0.0, h2 = 0.0, h6 = 0.0;
     const BodyState s0 = s;  // the step's start
@@ -305,9 +342,7 @@ __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
       hermite_predict(s0.x, s0.v, s0.acc, s0.jerk, h, h2, h * (1.0 / 3.0), s.x, s.v);
     }
     for (int iteration = 0; iteration < 2; ++iteration) {
-      __syncwarp();
-      if (ls.active) publish(ex, self, s.x, s.v);
-      __syncwarp();
+      f.publish_pair(s.x, s.v);
       if (ls.active) {
         acceleration_and_jerk_of<N>(self, s.x, s.v, gm, partner, s.acc, s.jerk);
         if constexpr (kAdaptive)
@@ -334,15 +369,12 @@ __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
     const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, s.x, s.v, p, m);
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
-  if (started) {
-    ls.clock.time_step = kAdaptive ? ls.h_next : p.time_step;
-    th.store(view, s.x, s.v, ls.clock);
-  }
+  f.finish(view, kAdaptive ? ls.h_next : p.time_step, s.x, s.v);
 }
 
 // MVS with a thread per body (mvs.hpp, every splitting, democratic heliocentric or Jacobi
-// coordinates, with or without correctors), for the systems whose state does not fit one thread
-// (one thread per system falls 8x from n = 8 to n = 10, bench/RESULTS.md). Each thread drifts its
+// coordinates, with or without correctors), for the systems whose state does not fit one thread.
+// Each thread drifts its
 // own planet on its Kepler orbit (kepler_drift: the result kepler_drift_bodies gives that planet),
 // computes its own kick from the others' published positions (acceleration_of, in the pair loop's
 // order), and forms the O(n) sums of the jump, of the Jacobi transforms and of the star-relative
@@ -355,18 +387,17 @@ template <int N>
 __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
     mvs_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
   using S = Mvs<N, double>;
-  using Thread = BodyThread<N>;
-  constexpr unsigned kAll = 0xffffffffu;
-  __shared__ VectorExchange<N> exchange[Thread::kWarps][Thread::kGroups];
-  const Thread th(num_slots);
-  const int self = th.self;
-  VectorExchange<N>& ex = exchange[th.warp][th.group];
+  __shared__ VectorExchange<N> exchange[BodyThread<N>::kWarps][BodyThread<N>::kGroups];
+  BodyFrame<N, VectorExchange<N>> f(exchange, num_slots);
+  const auto& th = f.th;
+  const int self = f.self;
+  VectorExchange<N>& ex = f.ex;
+  LoopState<N, double>& ls = f.ls;
   const bool democratic = p.mvs_coordinates == MvsCoordinates::kDemocraticHeliocentric;
 
-  LoopState<N, double> ls;
   // begin() below replaces x and v with the scheme's coordinates of this body.
   double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, gm[N];
-  th.load(view, ex, p, x, v, ls.clock, gm);
+  f.load(view, p, x, v, gm);
   // Loop invariants: the Jacobi fractions m_i / M_i (M_i = m_0 + ... + m_i) and this body's
   // 1 / M_{self-1}, M_self, as mvs.hpp forms them.
   double fraction[N];
@@ -383,8 +414,8 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
     }
   }
   const double inv_m_inner = 1.0 / m_inner;
-  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
-  const bool started = ls.active;
+  f.start(t_end);
+  const bool started = f.started;
 
   // begin: the whole system's S::begin, in every thread of the system.
   double mu = 0.0, pending = 0.0;
@@ -406,15 +437,8 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
     mu = w.kepler_mu[self];
   }
   ls.step_limit = ls.clock.steps + m.max_steps;
-  auto partner_x = [&](int j, double(&xj)[3]) {
-    double vj[3];
-    partner_state(ex, j, xj, vj);
-  };
-  auto publish_state = [&]() {
-    __syncwarp();
-    if (ls.active) publish(ex, self, x, v);
-    __syncwarp();
-  };
+  auto partner_x = [&](int j, double(&xj)[3]) { f.partner_position(j, xj); };
+  auto publish_state = [&]() { f.publish_pair(x, v); };
 
   // The operators (Mvs::kepler, jump, kick), each on this thread's body.
   auto kepler = [&](double tau) {
@@ -491,7 +515,7 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
       for (int d = 0; d < 3; ++d) v[d] = S::advanced(v[d], tau, acc[d]);
   };
 
-  while (__any_sync(kAll, ls.active)) {
+  while (f.any_active()) {
     bool last = false;
     double h = 0.0;
     if (ls.active) h = step_to_take(ls, t_end, last);
@@ -581,9 +605,8 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
       x[d] = full.pos[self][d];
       v[d] = full.vel[self][d];
     }
-    ls.clock.time_step = p.time_step;
-    th.store(view, x, v, ls.clock);
   }
+  f.finish(view, p.time_step, x, v);
 }
 
 // Leapfrog (leapfrog.hpp) with a thread per body: Leapfrog::kick_drift, this body's acceleration
@@ -592,39 +615,28 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
 template <int N>
 __global__ void __launch_bounds__(kCudaBlock, kLeapfrogBodyMinBlocks)
     leapfrog_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
-  using Thread = BodyThread<N>;
-  constexpr unsigned kAll = 0xffffffffu;
-  __shared__ VectorExchange<N> exchange[Thread::kWarps][Thread::kGroups];
-  const Thread th(num_slots);
-  const int self = th.self;
-  VectorExchange<N>& ex = exchange[th.warp][th.group];
-  LoopState<N, double> ls;
+  __shared__ VectorExchange<N> exchange[BodyThread<N>::kWarps][BodyThread<N>::kGroups];
+  BodyFrame<N, VectorExchange<N>> f(exchange, num_slots);
+  const int self = f.self;
+  VectorExchange<N>& ex = f.ex;
+  LoopState<N, double>& ls = f.ls;
   double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0}, gm[N];
-  th.load(view, ex, p, x, v, ls.clock, gm);
-  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
-  const bool started = ls.active;
-  auto partner_x = [&](int j, double(&xj)[3]) {
-    double vj[3];
-    partner_state(ex, j, xj, vj);
-  };
-  auto publish_state = [&]() {
-    __syncwarp();
-    if (ls.active) publish(ex, self, x, v);
-    __syncwarp();
-  };
-  publish_state();
+  f.load(view, p, x, v, gm);
+  f.start(t_end);
+  auto partner_x = [&](int j, double(&xj)[3]) { f.partner_position(j, xj); };
+  f.publish_pair(x, v);
   if (ls.active) acceleration_of<N>(self, x, gm, partner_x, acc);  // Leapfrog::begin
   ls.h_next = p.time_step;
   ls.step_limit = ls.clock.steps + m.max_steps;
 
-  while (__any_sync(kAll, ls.active)) {
+  while (f.any_active()) {
     bool last = false;
     double h = 0.0;
     if (ls.active) {
       h = step_to_take(ls, t_end, last);
       Leapfrog<N, double>::kick_drift(x, v, acc, h, 0.5 * h);
     }
-    publish_state();
+    f.publish_pair(x, v);
     if (ls.active) {
       acceleration_of<N>(self, x, gm, partner_x, acc);
       Leapfrog<N, double>::kick(v, acc, 0.5 * h);
@@ -633,10 +645,7 @@ __global__ void __launch_bounds__(kCudaBlock, kLeapfrogBodyMinBlocks)
     const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, x, v, p, m);
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
-  if (started) {
-    ls.clock.time_step = p.time_step;
-    th.store(view, x, v, ls.clock);
-  }
+  f.finish(view, p.time_step, x, v);
 }
 
 // Runge-Kutta-Cash-Karp (rkck.hpp, fixed or adaptive step) with a thread per body: each stage's
@@ -647,34 +656,24 @@ template <int N>
 __global__ void __launch_bounds__(kCudaBlock, kRkckBodyMinBlocks)
     rkck_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
   using R = Rkck<N, double>;
-  using Thread = BodyThread<N>;
-  constexpr unsigned kAll = 0xffffffffu;
-  __shared__ VectorExchange<N> exchange[Thread::kWarps][Thread::kGroups];
-  const Thread th(num_slots);
-  const int self = th.self;
-  VectorExchange<N>& ex = exchange[th.warp][th.group];
-  LoopState<N, double> ls;
+  __shared__ VectorExchange<N> exchange[BodyThread<N>::kWarps][BodyThread<N>::kGroups];
+  BodyFrame<N, VectorExchange<N>> f(exchange, num_slots);
+  const int self = f.self;
+  VectorExchange<N>& ex = f.ex;
+  LoopState<N, double>& ls = f.ls;
   double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0}, acc[3] = {0.0, 0.0, 0.0}, gm[N];
   double comp_x[3] = {0.0, 0.0, 0.0}, comp_v[3] = {0.0, 0.0, 0.0};
-  th.load(view, ex, p, x, v, ls.clock, gm);
-  ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
-  const bool started = ls.active;
-  auto partner_x = [&](int j, double(&xj)[3]) {
-    double vj[3];
-    partner_state(ex, j, xj, vj);
-  };
-  auto publish_pair = [&](const double(&a)[3], const double(&b)[3]) {
-    __syncwarp();
-    if (ls.active) publish(ex, self, a, b);
-    __syncwarp();
-  };
+  f.load(view, p, x, v, gm);
+  f.start(t_end);
+  auto partner_x = [&](int j, double(&xj)[3]) { f.partner_position(j, xj); };
+  auto publish_pair = [&](const double(&a)[3], const double(&b)[3]) { f.publish_pair(a, b); };
   publish_pair(x, v);
   if (ls.active) acceleration_of<N>(self, x, gm, partner_x, acc);  // Rkck::begin
   ls.h_next = p.time_step;
   if (p.adaptive && ls.clock.time_step > 0.0) ls.h_next = ls.clock.time_step;
   ls.step_limit = ls.clock.steps + m.max_steps;
 
-  while (__any_sync(kAll, ls.active)) {
+  while (f.any_active()) {
     bool last = false;
     double h = 0.0;
     if (ls.active) h = step_to_take(ls, t_end, last);
@@ -729,10 +728,7 @@ __global__ void __launch_bounds__(kCudaBlock, kRkckBodyMinBlocks)
     const unsigned all_flags = inertial_monitor_flags<N>(ex, self, ls.active, x, v, p, m);
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
-  if (started) {
-    ls.clock.time_step = p.adaptive ? ls.h_next : p.time_step;
-    th.store(view, x, v, ls.clock);
-  }
+  f.finish(view, p.adaptive ? ls.h_next : p.time_step, x, v);
 }
 
 // Launch geometry of the thread-per-body kernels: floor(32 / n) systems per warp.
@@ -743,82 +739,43 @@ unsigned body_kernel_grid(const EnsembleView& view) {
   return static_cast<unsigned>((slots + per_block - 1) / per_block);
 }
 
-// Kernel<N> for the ensemble's n.
-template <template <int> class Launch>
-void launch_bodies(EnsembleView view, const RunRequest& request) {
-  dispatch_bodies(view.num_bodies, [&](auto n) {
-    constexpr int N = decltype(n)::value;
-    Launch<N>::run(view, body_kernel_grid<N>(view), request);
-  });
-  SWARMFIT_CUDA_CHECK(cudaGetLastError());
-}
-template <int N>
-struct MvsBodies {
-  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
-    mvs_body_kernel<N><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
-        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
-  }
-};
-template <int N>
-struct RkckBodies {
-  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
-    rkck_body_kernel<N><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
-        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
-  }
-};
-template <int N>
-struct LeapfrogBodies {
-  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
-    leapfrog_body_kernel<N><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
-        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
-  }
-};
-template <int N>
-struct HermiteBodies {
-  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
-    hermite_body_kernel<N, false><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
-        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
-  }
-};
-template <int N>
-struct HermiteAdaptiveBodies {
-  static void run(EnsembleView view, unsigned grid, const RunRequest& r) {
-    hermite_body_kernel<N, true><<<grid, kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
-        view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
-  }
-};
+using BodyKernel = void (*)(EnsembleView, long, double, StepParams, MonitorParams);
 
-// Which schemes have a thread-per-body kernel, and from how many bodies kAuto takes it, where B2
-// measured it faster (bench/RESULTS.md, B2 with each layout and scheme, H100): from 9 bodies for
-// hermite, mvs and leapfrog (at n = 8 one thread per system is 1.6-2.2x faster, at n = 10 a
-// thread per body 3.6-6.4x), from 6 for rkck (six stages' derivatives: n = 6 1.09x, n = 8 2.6x).
-// A scheme without a specialisation always runs a thread per system.
+// The thread-per-body kernel of a scheme for N bodies (nullptr: the scheme has none).
+template <template <int, class> class Scheme, int N>
+constexpr BodyKernel body_kernel() {
+  using S = Scheme<N, double>;
+  if constexpr (std::is_same_v<S, Hermite<N, double>>) return hermite_body_kernel<N, false>;
+  if constexpr (std::is_same_v<S, HermiteAdaptive<N, double>>) return hermite_body_kernel<N, true>;
+  if constexpr (std::is_same_v<S, Mvs<N, double>>) return mvs_body_kernel<N>;
+  if constexpr (std::is_same_v<S, Rkck<N, double>>) return rkck_body_kernel<N>;
+  if constexpr (std::is_same_v<S, Leapfrog<N, double>>) return leapfrog_body_kernel<N>;
+  return nullptr;
+}
+
+// Which schemes have a thread-per-body kernel, and from how many bodies kAuto takes it: where B2
+// measured it faster than a thread per system (bench/RESULTS.md run 11, each layout and scheme on
+// the H100), from 9 bodies, and from 6 for rkck (six stages' derivatives). A scheme without one
+// always runs a thread per system.
 template <template <int, class> class Scheme>
 struct BodyKernels {
-  static constexpr bool kExists = false;
-  static constexpr int kFrom = 0;
-  static bool chosen(int, CudaLayout) { return false; }
-};
-template <template <int> class Launch, int From>
-struct BodyKernelsOf {
-  static constexpr bool kExists = true;
-  static constexpr int kFrom = From;
+  static constexpr bool kExists = body_kernel<Scheme, 2>() != nullptr;
+  static constexpr int kFrom = std::is_same_v<Scheme<2, double>, Rkck<2, double>> ? 6 : 9;
   static bool chosen(int num_bodies, CudaLayout layout) {
-    if (layout == CudaLayout::kThreadPerSystem) return false;
+    if (!kExists || layout == CudaLayout::kThreadPerSystem) return false;
     return layout == CudaLayout::kThreadPerBody || num_bodies >= kFrom;
   }
-  static void launch(EnsembleView view, const RunRequest& request) { launch_bodies<Launch>(view, request); }
+  static void launch(EnsembleView view, const RunRequest& r) {
+    dispatch_bodies(view.num_bodies, [&](auto n) {
+      constexpr int N = decltype(n)::value;
+      constexpr BodyKernel kernel = body_kernel<Scheme, N>();
+      if constexpr (kernel != nullptr)
+        kernel<<<body_kernel_grid<N>(view), kCudaBlock, 0, static_cast<cudaStream_t>(r.cuda_stream)>>>(
+            view, view.num_chunks * kChunk, r.destination_time, r.step, r.monitors);
+    });
+    SWARMFIT_CUDA_CHECK(cudaGetLastError());
+  }
 };
-template <>
-struct BodyKernels<Hermite> : BodyKernelsOf<HermiteBodies, 9> {};
-template <>
-struct BodyKernels<HermiteAdaptive> : BodyKernelsOf<HermiteAdaptiveBodies, 9> {};
-template <>
-struct BodyKernels<Mvs> : BodyKernelsOf<MvsBodies, 9> {};
-template <>
-struct BodyKernels<Rkck> : BodyKernelsOf<RkckBodies, 6> {};
-template <>
-struct BodyKernels<Leapfrog> : BodyKernelsOf<LeapfrogBodies, 9> {};
 
 }  // namespace SWARMFIT_KERNELS
 }  // namespace swarmfit

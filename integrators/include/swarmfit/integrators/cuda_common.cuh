@@ -19,8 +19,8 @@ namespace swarmfit {
 
 constexpr int kCudaBlock = 128;
 // Blocks per multiprocessor the register allocation must allow (__launch_bounds__): 1 lets the
-// n = 3 Hermite kernel keep 198 registers (8 warps per SM); 3 caps it at 168 (12 warps, a few
-// spills). Set with -DSWARMFIT_CUDA_MIN_BLOCKS (bench/RESULTS.md).
+// n = 3 Hermite kernel keep its state in registers; more caps them, for occupancy, with spills.
+// Set with -DSWARMFIT_CUDA_MIN_BLOCKS (bench/RESULTS.md run 3).
 #ifndef SWARMFIT_CUDA_MIN_BLOCKS
 #define SWARMFIT_CUDA_MIN_BLOCKS 1
 #endif

@@ -30,7 +30,17 @@ __global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
   double radius[N];
   Clock<double> clock;
   load_lanes<N>(view, chunk, lane, bodies, radius, clock);
-  Observation::template integrate<Scheme, N, double>(params, system, bodies, radius, clock, t_end, step, monitors);
+  // observe_lanes() spelled out: one inlining level fewer keeps the observer's parked state (driver.hpp)
+  // at the start of the thread's stack, where ptxas pairs its stores (bench/RESULTS.md run 23).
+  using Observer = typename Observation::template Observer<N, double>;
+  if constexpr (Observer::kActive) {
+    typename Observation::template Record<N, double> record(params, system);
+    Observer observer(record);
+    integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors, &observer);
+    clock.status = observer.finish(clock.status);
+  } else {
+    integrate_lanes<Scheme, N, double>(bodies, radius, clock, t_end, step, monitors);
+  }
   store_lanes<N>(view, chunk, lane, bodies, clock);
 }
 

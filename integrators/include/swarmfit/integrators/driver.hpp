@@ -148,30 +148,34 @@ struct NoObserver {
 };
 
 // An observer's rare out-of-line work (an event) with the loop state parked in memory. On the
-// GPU, whatever is live across a call that is not inlined competes for the hot loop's registers:
-// with the state live across its calls the likelihood kernel hit 255 registers and spilled inside
-// the loop. So the observer copies the state into a ParkedState, hands the copies (and the
-// ParkedState's address, for keep_parked) to its out-of-line function, and restores them after
-// the call: nothing but loop invariants is live across it. `Extra` holds the observer's own
-// registers. The masses are not restored: reloaded after a call they would no longer be loop
-// invariants, and everything derived from them (mu, mass ratios: divisions) would be recomputed
-// at every step. On the host the compiler keeps registers across calls itself: kParkAcrossCalls
-// is false there and observers call directly.
+// GPU, whatever is live across a call that is not inlined competes for the hot loop's registers
+// (the likelihood kernel spilled inside the loop). So the observer copies the state into a ParkedState, hands the
+// copies (and the ParkedState's address, for keep_parked) to its out-of-line function, and restores them after the
+// call: nothing but loop invariants is live across it. `Extra` holds the observer's own registers. The masses are not
+// restored: reloaded after a call they would no longer be loop invariants, and everything derived from them (mu, mass
+// ratios: divisions) would be recomputed at every step. On the host the compiler keeps registers across calls itself:
+// kParkAcrossCalls is false there and observers call directly.
 #if defined(__CUDA_ARCH__)
 constexpr bool kParkAcrossCalls = true;
 #else
 constexpr bool kParkAcrossCalls = false;
 #endif
 
-template <int N, class T, class Work, class Loop, class Extra>
+// The observer fills `extra` itself and takes back what it needs of it; restore() brings back the
+// positions, velocities, Work and loop variables, all but the loop's `code`, which the observer
+// combines with its own status.
+template <int N, class T, class Work, class Extra>
 struct ParkedState {
   Bodies<N, T> b;
   Work w;
-  Loop loop;
+  LoopState<N, T> loop;
   Extra extra;
-  SWARMFIT_HD ParkedState(const Bodies<N, T>& b0, const Work& w0, const Loop& loop0, const Extra& extra0)
-      : b(b0), w(w0), loop(loop0), extra(extra0) {}
-  SWARMFIT_HD void restore(Bodies<N, T>& b0, Work& w0, Loop& loop0, Extra& extra0) const {
+  SWARMFIT_HD void park(const Bodies<N, T>& b0, const Work& w0, const LoopState<N, T>& loop0) {
+    b = b0;
+    w = w0;
+    loop = loop0;
+  }
+  SWARMFIT_HD void restore(Bodies<N, T>& b0, Work& w0, LoopState<N, T>& loop0) const {
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 0; i < N; ++i) {
       SWARMFIT_UNROLL
@@ -181,8 +185,10 @@ struct ParkedState {
       }
     }
     w0 = w;
-    loop0 = loop;
-    extra0 = extra;
+    loop0.clock = loop.clock;
+    loop0.h_next = loop.h_next;
+    loop0.step_limit = loop.step_limit;
+    loop0.active = loop.active;
   }
 };
 

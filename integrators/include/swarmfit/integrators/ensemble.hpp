@@ -16,8 +16,8 @@ constexpr int kMinBodies = 2;
 constexpr int kMaxBodies = 16;
 
 // std::allocator whose value-less construct() leaves a double uninitialised, so that the
-// Ensemble constructor can zero its arrays in parallel: the first touch of a 1e5-system
-// ensemble's pages costs ~15 ms on one thread (B7's host set-up), a fraction of that on many.
+// Ensemble constructor can zero its arrays in parallel: the first touch of a large ensemble's
+// pages on one thread would cost as much as a likelihood batch's host set-up.
 template <class V>
 struct UninitialisedAllocator : std::allocator<V> {
   template <class U>

@@ -7,10 +7,9 @@
 // tau(x) = t_f [sum_i |j_i|^2 / |a_i|^2]^(-1/2), made time-symmetric (Hut, Makino & McMillan 1995:
 // a step h from x0 to x1 is kept when h = (tau(x0) + tau(x1)) / 2), with the increments added to
 // the positions and velocities by compensated summation, and the positions corrected with the
-// jerks as well (the modified corrector of Kokubo & Makino 2004, hermite_correct_compensated). An
-// explicit criterion, and the rounding of x + dx, each make the energy error grow secularly: on
-// the Swarm-NG Table 1 systems over 4.5e5 time units the three took the median |dE/E| from 7e-10
-// to 2.5e-11 (4096 systems; bench/RESULTS.md).
+// jerks as well (the modified corrector of Kokubo & Makino 2004, hermite_correct_compensated): an
+// explicit criterion, and the rounding of x + dx, each make the energy error grow secularly
+// (bench/RESULTS.md, "hermite_adaptive").
 // The per-body parts (predictor, corrector, the body's term of eq. 5) are functions of one body,
 // called here for every body of a system and by the CUDA kernels that give each body a thread.
 #pragma once
@@ -66,10 +65,9 @@ SWARMFIT_HD T hermite_step_from_terms(T sum, const StepParams& p) {
 // corrected as above; the position by the two-point Hermite quadrature of v that also uses the
 // jerks, the "modified" Hermite corrector (Kokubo & Makino 2004, PASJ 56, 861):
 //   x1 = x0 + h/2 (v0 + v1) + h^2/10 (a0 - a1) + h^3/120 (j0 + j1),
-// exact for a quintic v(t), where the form above is exact for a cubic. The scheme stays 4th order
-// and time-symmetric, with a smaller error: on the Swarm-NG Table 1 systems the median |dE/E| at
-// T = 4.5e4 fell from 2.0e-11 to 1.2e-11 (bench/RESULTS.md). h2 = h/2, h6 = h/6; h/5 = 0.4 h2 and
-// h/12 = 0.5 h6 are exact. The products are explicit FMAs, so every kernel rounds them alike.
+// exact for a quintic v(t), where the form above is exact for a cubic: the scheme stays 4th order
+// and time-symmetric, with a smaller error. h2 = h/2, h6 = h/6; h/5 = 0.4 h2 and h/12 = 0.5 h6 are
+// exact. The products are explicit FMAs, so every kernel rounds them alike.
 template <class T>
 SWARMFIT_HD void hermite_correct_compensated(const T (&x0)[3], const T (&v0)[3], const T (&a0)[3], const T (&j0)[3],
                                              const T (&a1)[3], const T (&j1)[3], T h2, T h6, const T (&cx0)[3],
@@ -88,7 +86,7 @@ SWARMFIT_HD void hermite_correct_compensated(const T (&x0)[3], const T (&v0)[3],
 
 // The time-symmetrised step (Hut, Makino & McMillan 1995): a step h from a state of criterion
 // tau0 to one of criterion tau1 is kept when |h - (tau0 + tau1) / 2| <= 1e-4 h (the symmetry
-// condition solved to 1e-4: iterating further does not change the energy error, RESULTS.md),
+// condition solved to 1e-4: iterating further does not change the energy error),
 // or when it was shortened to land on the destination (h < h_planned), or cannot shrink (the
 // minimum step). Then the next step is the extrapolation tau1 + (tau1 - tau0) / 2 of the next
 // symmetric step, which usually passes at once; else the step is taken again with
@@ -137,9 +135,8 @@ struct Hermite : InertialCoordinates<N, T> {
       }
       hermite_predict(x0[i], v0[i], a0[i], j0[i], h, h2, h3, b.pos[i], b.vel[i]);
     }
-    // Unrolled up to 4 bodies: nvcc then schedules the two evaluations together (B1 kernel 5.06 ->
-    // 4.85 ms on an H100, 188 registers instead of 202); from 5 bodies the unrolled step is slower
-    // (n = 6: 21.4 -> 27.7 ms; bench/RESULTS.md).
+    // Unrolled up to 4 bodies, where nvcc then schedules the two evaluations together; from 5 bodies
+    // the unrolled step is slower (bench/RESULTS.md, run 5).
     SWARMFIT_UNROLL_IF(N <= 4)
     for (int iteration = 0; iteration < 2; ++iteration) {
       accelerations_and_jerks<N>(b.pos, b.vel, b.mass, p.G, w.acc, w.jerk);

@@ -468,8 +468,8 @@ struct Mvs {
   }
   // dense_star_vz, kick_star_az and dense_relative are inlined into their callers, which are the
   // observers' out-of-line functions (record_rv, refine_transit): as out-of-line functions
-  // of their own, a second level of calls, they took and returned the state through GPU local
-  // memory (B7's observers +52% -> +46%, bench/RESULTS.md run 12).
+  // of their own, a second level of calls, they would take and return the state through GPU local
+  // memory (bench/RESULTS.md run 12).
   // The kick's change of the star's v_z, h a_z (kick_star_az), is taken from the kick's own
   // acceleration (Work::kick_acc; a_z = 0 in democratic heliocentric coordinates): a few products
   // per observation, and nothing in the step.
@@ -505,9 +505,8 @@ struct Mvs {
   }
   // Only what planet i's transit needs is formed: the segments of the Jacobi vectors 1..i (the
   // outer planets' do not enter x_i - x_0), summed by star_relative's sweep,
-  // x_i - x_0 = x'_i + sum_{j<i} (m_j / M_j) x'_j. For Kepler-9's inner planet (70 of its 107
-  // transits) one Kepler drift instead of two, and no frame change of the whole state: B7's
-  // observers +25.5% -> +22% on the H100 (bench/RESULTS.md run 22).
+  // x_i - x_0 = x'_i + sum_{j<i} (m_j / M_j) x'_j: for an inner planet one Kepler drift instead of
+  // one per planet, and no frame change of the whole state (bench/RESULTS.md run 22).
   // tests/integrators/test_mvs_dense.cpp: at delta = 0 and -h it gives the map's closed states.
   template <int i>
   SWARMFIT_HD static void dense_relative(const Bodies<N, T>& b, const Work& w, T delta, T (&x)[3], T (&v)[3]) {

@@ -18,9 +18,9 @@
 // loop inlines everything it calls except the cold functions, which are flattened themselves.
 // Left to its heuristics, g++ kept the Kepler solver's parts, the monitors and even a one-
 // instruction square root out of line in the larger loops (the observed one above all), and every
-// such call spilled the caller's live SIMD registers: MVS B5 1.3x and a B7 likelihood 1.6x
-// slower (bench/RESULTS.md). Forcing every SWARMFIT_HD function inline instead took 9x longer to
-// compile cpu_kernels_mvs.cpp (every cold function inlining whole steps at each call).
+// such call spilled the caller's live SIMD registers (bench/RESULTS.md, "Flattened integration
+// loops"). Forcing every SWARMFIT_HD function inline instead multiplied the compile time (every
+// cold function inlining whole steps at each call).
 #if defined(__CUDACC__)
 #define SWARMFIT_HD __host__ __device__ __forceinline__
 #define SWARMFIT_HD_COLD __host__ __device__ __noinline__

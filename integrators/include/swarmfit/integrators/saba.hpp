@@ -11,9 +11,9 @@
 // Rein, Tamayo & Brown 2019, MNRAS 489, 4632) instead of Mvs's G m0 M_i / M_{i-1} (Wisdom &
 // Holman 1991): the kick adds the difference back. Both split the same H (each kick is the full
 // Jacobi acceleration less its own Kepler part), but from planet 2 on the split differs by O(eps),
-// as much as B itself: G M_i puts the inner planets' monopole into A, which measured 1.2-3x
-// smaller position and up to 30x smaller energy errors (tests/integrators/test_saba.cpp), and makes
-// saba4 REBOUND's SABA4 step for step (same coefficients, order, merged drift, Kepler mass).
+// as much as B itself: G M_i puts the inner planets' monopole into A, which gives smaller position
+// and energy errors against IAS15 (bench/RESULTS.md, "SABA4"), and makes saba4 REBOUND's SABA4
+// step for step (same coefficients, order, merged drift, Kepler mass).
 #pragma once
 
 #include "swarmfit/integrators/mvs.hpp"

@@ -1,6 +1,6 @@
 // The GPU sets up its own batches: parameters -> initial conditions (system_setup.hpp) in a
-// kernel, so that a likelihood batch sends only its parameters to the device (B7: 13.6 MB for
-// 1e5 Kepler-9 systems) and the host does no per-system work. Built with the CUDA backend; the
+// kernel, so that a likelihood batch sends only its parameters to the device and the host does
+// no per-system work. Built with the CUDA backend; the
 // CPU-only build's versions throw.
 #pragma once
 

@@ -368,9 +368,13 @@ struct ObserverRecord {
       double lnl = tab.log_norm + rv_weights_term(L::lane(log_weight_sum, l));
       lnl += transit_sum_term(L::lane(transit_sum, l), tab.student_nu);
       for (int j = 0; j < tab.num_instruments; ++j) {
-        const double gamma = tab.offsets && !tab.marginalize_offsets ? tab.offsets[sys * tab.num_instruments + j] : 0.0;
-        lnl += rv_instrument_term(L::lane(sums[j][0], l), L::lane(sums[j][1], l), L::lane(sums[j][2], l), gamma,
-                                  tab.marginalize_offsets);
+        const double sw = L::lane(sums[j][0], l), sr = L::lane(sums[j][1], l), srr = L::lane(sums[j][2], l);
+        if (tab.marginalize_offsets) {
+          lnl += rv_instrument_term(sw, sr, srr, 0.0, true);
+        } else {
+          const double gamma = tab.offsets ? tab.offsets[sys * tab.num_instruments + j] : 0.0;
+          lnl += rv_instrument_term(sw, sr, srr, gamma, false);
+        }
       }
       if (!(lnl - lnl == 0.0) && code == kStatusOk) code = kStatusNonFinite;
       L::set_lane(clock_status, l, code);
@@ -428,8 +432,7 @@ struct LikelihoodObserver {
     // same in every lane) cost the loop its reconvergence barriers. One test of the lanes at the end.
     // g_was_negative stays false for a body without transit data (the `detect` of this and of
     // start()), and a lane that did not move (stopped, or its step rejected) has the g it had, so
-    // it cannot cross: neither needs a mask of its own, and the star is not tested (the H100's
-    // hot loop: 1171 -> 1164 instructions per step; the plain one has 1101).
+    // it cannot cross: neither needs a mask of its own, and the star is not tested.
     SWARMFIT_UNROLL_BODIES(N)
     for (int i = 1; i < N; ++i) {
       const T g = rp[i][0] * rv[i][0] + rp[i][1] * rv[i][1];
@@ -454,28 +457,31 @@ struct LikelihoodObserver {
       event = mask_or(rv_due, crossings);
       if (!any(event)) return;
     }
-    // The observer's own registers go with the parked state (driver.hpp, ParkedState).
-    struct Registers {
-      Mask g_was_negative[N];
-      Mask crossing[N];
-    } registers;
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) {
-      registers.g_was_negative[i] = g_was_negative[i];
-      registers.crossing[i] = crossing_now[i];
-    }
     if constexpr (kParkAcrossCalls) {
-      ParkedState<N, T, typename Scheme<N, T>::Work, Loop, Registers> parked(b, w, loop, registers);
+      // The observer's own registers go with the parked state (driver.hpp, ParkedState).
+      struct Registers {
+        Mask g_was_negative[N];
+        Mask crossing[N];
+      };
+      ParkedState<N, T, typename Scheme<N, T>::Work, Registers> parked;
+      parked.park(b, w, loop);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i) {
+        parked.extra.g_was_negative[i] = g_was_negative[i];
+        parked.extra.crossing[i] = crossing_now[i];
+      }
       rec.template observe<Scheme>(parked.b, parked.w, p, t_new, h, advanced, rv_due, parked.extra.crossing, &parked);
-      parked.restore(b, w, loop, registers);
+      SWARMFIT_UNROLL_BODIES(N)
+      for (int i = 0; i < N; ++i) g_was_negative[i] = parked.extra.g_was_negative[i];
+      parked.restore(b, w, loop);
+      rv_next_time = rec.rv_next_time;
+      // A system whose observations failed (missed transit) need not go on.
+      loop.code = select(parked.loop.code == 0.0, rec.status, parked.loop.code);
     } else {
-      rec.template observe<Scheme>(b, w, p, t_new, h, advanced, rv_due, registers.crossing, nullptr);
+      rec.template observe<Scheme>(b, w, p, t_new, h, advanced, rv_due, crossing_now, nullptr);
+      rv_next_time = rec.rv_next_time;
+      loop.code = select(loop.code == 0.0, rec.status, loop.code);
     }
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 0; i < N; ++i) g_was_negative[i] = registers.g_was_negative[i];
-    rv_next_time = rec.rv_next_time;
-    // A system whose observations failed (missed transit) need not go on.
-    loop.code = select(loop.code == 0.0, rec.status, loop.code);
   }
 
   // At the end: the status to store (ln L is written to the tables).
@@ -487,20 +493,15 @@ struct LikelihoodObserver {
 };
 
 // The observation policy of the likelihood (integrators/observation.hpp): the record in memory,
-// the observer's hot part in registers, the integration, then ln L and the status folded in.
+// the observer's hot part in registers; ln L and the status folded in at the end.
 struct LikelihoodObservation {
   using Params = ObservationTables;
   static constexpr int kMaxBodies = kMaxObservedBodies;
   static constexpr bool kThreadPerBodyKernels = false;  // the likelihood kernels: a thread per system
-  template <template <int, class> class Scheme, int N, class T>
-  SWARMFIT_HD static void integrate(const ObservationTables& tables, long first_system, Bodies<N, T>& b,
-                                    const T (&radius)[N], Clock<T>& clock, double t_end, const StepParams& p,
-                                    const MonitorParams& m) {
-    ObserverRecord<N, T> record(tables, first_system);
-    LikelihoodObserver<N, T> observer(record);
-    integrate_lanes<Scheme, N, T>(b, radius, clock, t_end, p, m, &observer);
-    clock.status = observer.finish(clock.status);
-  }
+  template <int N, class T>
+  using Record = ObserverRecord<N, T>;
+  template <int N, class T>
+  using Observer = LikelihoodObserver<N, T>;
 };
 
 }  // namespace swarmfit

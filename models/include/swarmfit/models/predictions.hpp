@@ -20,8 +20,12 @@ struct Predictions {
   std::vector<TransitObservation> transit_rows;  // sorted by planet (model order), then epoch
   std::vector<int> transit_planet;               // model planet of each row
   std::vector<LinearEphemeris> ephemeris;        // per model planet (the data's)
+  std::vector<double> transit_linear;            // [transit row], BJD_TDB: the data's linear ephemeris
   std::vector<double> log_likelihood;            // [set]
   std::vector<int> status;                       // [set]
+  // Root-mean-square residuals (observed - model) per set: RVs (m/s, with the offsets) and the
+  // transits the model has (days, over all rows).
+  std::vector<double> rv_rms, transit_rms;
 };
 
 // params: count columns of model.num_parameters() values. grid_step <= 0: the shortest period / 50.
