@@ -131,3 +131,14 @@ def test_overrides_are_the_command_line_keys(model):
     if not swarmfit.cuda_available():  # as the command: a failure at the first batch, not bad input
         with pytest.raises(RuntimeError, match="cuda|CUDA"):
             swarmfit.Model.from_config(DEMO_CONFIG, backend="cuda").log_likelihood(model.initial)
+
+
+@pytest.mark.skipif(not swarmfit.cuda_available(), reason="no CUDA device (or a build without the CUDA backend)")
+def test_cuda_backend_reproducible_is_the_cpu_bitwise(model, chain):
+    """backend=cuda with reproducible=true: the GPU's kernels with the CPU's arithmetic and a host
+    set-up, so the same bits as the cpu backend (README, "Design")."""
+    gpu = swarmfit.Model.from_config(DEMO_CONFIG, backend="cuda", reproducible=True)
+    theta = chain["parameters"].reshape(-1, model.ndim)
+    assert gpu.backend == "cuda"
+    assert np.array_equal(gpu.log_likelihood(theta), model.log_likelihood(theta))
+    assert np.array_equal(gpu.log_posterior(theta), model.log_posterior(theta))
