@@ -22,7 +22,8 @@ def test_unknown_override_key(swarmfit_binary, tmp_path):
 
 
 def test_unknown_key_in_a_file_names_its_line(swarmfit_binary, tmp_path):
-    text = DEMO_CONFIG.read_text().replace("seed = 1", "sead = 1").replace("file = data/", f"file = {DEMO_CONFIG.parent}/data/")
+    text = DEMO_CONFIG.read_text().replace("seed = 1", "sead = 1")
+    text = text.replace("file = data/", f"file = {DEMO_CONFIG.parent}/data/")
     config = tmp_path / "typo.cfg"
     config.write_text(text)
     message = same_error(swarmfit_binary, lambda: swarmfit.Model.from_config(config), "fit", "--config", config)

@@ -17,7 +17,8 @@ def format_duration(seconds):
 def describe(p):
     """One progress report (RunProgress) as the command line's progress line."""
     if p["phase"] == "optimize":
-        return f"optimise: generation {p['generation']}/{p['generations']}, best ln posterior {p['best_log_posterior']:.4f}"
+        return (f"optimise: generation {p['generation']}/{p['generations']}, "
+                f"best ln posterior {p['best_log_posterior']:.4f}")
     return (f"generation {p['generation']}/{p['generations']}  acceptance {p['acceptance']:.3f}  "
             f"worst R-hat {p['worst_rhat']:.4f}  min ESS {p['min_ess']:.0f}  ETA {format_duration(p['eta_seconds'])}")
 

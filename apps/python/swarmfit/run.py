@@ -106,7 +106,8 @@ class Run:
 
     def __repr__(self):
         return (f"<swarmfit.Run {self.path!r}: {self.num_draws} draws x {self.num_walkers} walkers x "
-                f"{len(self.free_names)} free parameters, generation {self.generation}, burn-in {self.first_draw} draws>")
+                f"{len(self.free_names)} free parameters, generation {self.generation}, "
+                f"burn-in {self.first_draw} draws>")
 
     def _first(self, burn_in):
         return self.first_draw if burn_in is None else self._core.first_kept_draw(int(burn_in))
@@ -128,7 +129,7 @@ class Run:
         parameter, then derived quantities per planet (derived = 1). burn_in: generations to leave
         out, as ``swarmfit summary --burn-in``; default the run's own burn-in (first_draw)."""
         columns = self._core.summary(self._first(burn_in))
-        frame = pd.DataFrame({key: (list(value) if isinstance(value, list) else value) for key, value in columns.items()})
+        frame = pd.DataFrame(dict(columns))
         frame["derived"] = frame["derived"].astype(bool)
         return frame.set_index("parameter")
 
