@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what swarmfit needs on a Debian machine, and only what is missing.
-#   scripts/setup.sh          build and test dependencies (Debian packages; ArviZ from PyPI, which
-#                             the tests use to read fit output as users do)
+#   scripts/setup.sh          build and test dependencies (Debian packages; from PyPI: ArviZ, which
+#                             the tests use to read fit output as users do, and what the Python
+#                             package and its tests need: nanobind, scikit-build-core, pandas,
+#                             pytest, emcee)
 #   scripts/setup.sh bench    also the Python reference codes used by benchmarks (PyPI)
 set -euo pipefail
 packages=(build-essential cmake pkg-config libhdf5-dev libboost-program-options-dev libeigen3-dev
           libcsv-dev librandom123-dev libgtest-dev googletest clang-format python3 python3-pip
-          python3-numpy python3-h5py python3-matplotlib)
+          python3-dev python3-venv python3-numpy python3-h5py python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,6 +34,18 @@ fi
 if ! python3 -c "import arviz" 2>/dev/null; then
   numpy_version=$(python3 -c "import numpy; print(numpy.__version__)")
   pip_install "arviz numpy==$numpy_version" || echo "setup: warning: could not install ArviZ (its test will skip)"
+fi
+# The Python package (apps/python, pyproject.toml) and its tests (tests/python): the binding
+# generator and build backend, pandas (ArviZ brings it), pytest and emcee; numpy pinned as above.
+missing_modules=()
+for pair in nanobind:nanobind scikit_build_core:scikit-build-core pandas:pandas pytest:pytest emcee:emcee; do
+  python3 -c "import ${pair%%:*}" 2>/dev/null || missing_modules+=("${pair#*:}")
+done
+if [ ${#missing_modules[@]} -gt 0 ]; then
+  echo "setup: installing ${missing_modules[*]} for $(command -v python3) (PyPI)"
+  numpy_version=$(python3 -c "import numpy; print(numpy.__version__)")
+  pip_install "${missing_modules[*]} numpy==$numpy_version" ||
+    echo "setup: warning: could not install ${missing_modules[*]} (the Python package's build and tests will skip)"
 fi
 if [ "${1:-}" = "bench" ]; then
   python_packages=(numpy h5py rebound ttvfast radvel emcee)

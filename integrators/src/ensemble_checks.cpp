@@ -16,7 +16,7 @@ std::string initial_state_problem(const Ensemble& e, long s) {
     for (int j = i + 1; j < e.num_bodies(); ++j) {
       double r2 = 0;
       for (int d = 0; d < 3; ++d) r2 += std::pow(e.position(s, i, d) - e.position(s, j, d), 2);
-      if (r2 == 0) return "bodies " + std::to_string(i) + " and " + std::to_string(j) + " coincide";
+      if (r2 == 0) return "body " + std::to_string(i) + " coincides with body " + std::to_string(j);
     }
   return "";
 }

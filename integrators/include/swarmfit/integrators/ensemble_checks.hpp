@@ -10,8 +10,8 @@
 
 namespace swarmfit {
 
-// Why system s cannot be integrated as given ("" when it can): a non-finite mass, position or
-// velocity, a negative mass, or two bodies at the same place.
+// Why system s cannot be integrated as given ("" when it can), starting "body i": a non-finite
+// mass, position or velocity, a negative mass, or two bodies at the same place.
 std::string initial_state_problem(const Ensemble& e, long system);
 
 // The total energy of every system (Ensemble::energy).
