@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "initial_conditions.hpp"
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/ensemble_checks.hpp"
+#include "swarmfit/models/chaos.hpp"
+#include "swarmfit/models/elements.hpp"
 #include "swarmfit/models/model_config.hpp"
 
 namespace po = boost::program_options;
@@ -277,6 +280,99 @@ void bench_likelihood(const std::string& config_path, const std::vector<std::str
 
 }  // namespace
 
+// S1 stability screen (design/BENCHMARKS.md): compact three-planet systems (G = 1, star 1; masses
+// log-uniform in [3e-6, 3e-5], period ratios uniform in [1.2, 1.6], e in [0, 0.05], inc in [0,
+// 0.02], angles uniform; Jacobi elements), `orbits` orbits of the outer planet at P_inner / 20 with
+// whfast and MEGNO on, unstable below 1 mutual Hill radius (SPOCK's criterion) or beyond 100;
+// timed against the same integration without the tangent (the MEGNO overhead).
+void bench_stability(long systems, double orbits, const std::vector<std::string>& backends, int threads) {
+  std::mt19937_64 rng(20261126);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Ensemble e(systems, 4);
+  double outer = 0;
+  for (long s = 0; s < systems; ++s) {
+    double interior = 1.0, period = 6.283185307179586;
+    double cm[3] = {0, 0, 0}, cv[3] = {0, 0, 0};  // interior centre of mass (Jacobi), mass-weighted sums
+    e.mass(s, 0) = 1.0;
+    for (int d = 0; d < 3; ++d) e.position(s, 0, d) = e.velocity(s, 0, d) = 0.0;
+    for (int i = 1; i < 4; ++i) {
+      if (i > 1) period *= 1.2 + 0.4 * u(rng);
+      const double m = 3e-6 * std::pow(10.0, u(rng));
+      Elements el;
+      const double mu = interior + m;
+      el.a = std::cbrt(mu * period * period / (4 * M_PI * M_PI));
+      el.e = 0.05 * u(rng);
+      el.inc = 0.02 * u(rng);
+      el.node = 2 * M_PI * u(rng);
+      el.omega = 2 * M_PI * u(rng);
+      el.mean_anomaly = 2 * M_PI * u(rng);
+      double x[3], v[3];
+      elements_to_cartesian(el, mu, x, v);
+      e.mass(s, i) = m;
+      for (int d = 0; d < 3; ++d) {
+        e.position(s, i, d) = cm[d] / interior + x[d];
+        e.velocity(s, i, d) = cv[d] / interior + v[d];
+        cm[d] += m * e.position(s, i, d);
+        cv[d] += m * e.velocity(s, i, d);
+      }
+      interior += m;
+      outer = std::max(outer, period);
+    }
+    for (int i = 0; i < 4; ++i) {
+      e.radius(s, i) = 0.0;
+      for (int d = 0; d < 3; ++d) {
+        e.position(s, i, d) -= cm[d] / interior;
+        e.velocity(s, i, d) -= cv[d] / interior;
+      }
+    }
+  }
+  RunRequest r;
+  r.integrator = find_integrator("whfast");
+  r.step.time_step = 6.283185307179586 / 20;
+  r.destination_time = orbits * outer;
+  r.threads = threads;
+  r.monitors.close_approach = 1.0;
+  r.monitors.rmax = 100.0;
+  std::cout << "\nS1 stability screen: " << systems << " compact three-planet systems, " << orbits
+            << " orbits of the outermost planet (T = " << r.destination_time << ", "
+            << static_cast<long>(r.destination_time / r.step.time_step) << " steps at P_inner/20), whfast\n"
+            << "  backend  megno        wall_s   system-steps/s  survived  regular(MEGNO<3)\n";
+  for (const std::string& b : backends) {
+    for (bool megno : {true, false}) {
+      Ensemble run = e;
+      ChaosState chaos(run);
+      if (b == "cuda") {  // warm-up launch
+        Ensemble warm = e;
+        ChaosState warm_chaos(warm);
+        RunRequest short_run = r;
+        short_run.destination_time = r.step.time_step;
+        if (megno)
+          integrate_chaos(warm, warm_chaos, short_run, b);
+        else
+          integrate(warm, short_run, b);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      if (megno)
+        integrate_chaos(run, chaos, r, b);
+      else
+        integrate(run, r, b);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double steps = 0;
+      long survived = 0, regular = 0;
+      for (long s = 0; s < systems; ++s) {
+        steps += run.steps(s);
+        survived += run.status(s) == 0;
+        regular += megno && run.status(s) == 0 && chaos.indicators(s).megno < 3.0;
+      }
+      char line[200];
+      std::snprintf(line, sizeof line, "  %-7s  %-5s  %12.3f  %15.4g  %8.4f  %s\n", b.c_str(), megno ? "on" : "off",
+                    wall, steps / wall, static_cast<double>(survived) / systems,
+                    megno ? std::to_string(static_cast<double>(regular) / systems).c_str() : "-");
+      std::cout << line;
+    }
+  }
+}
+
 int bench_command(int argc, char** argv) {
   po::options_description options("swarmfit bench options");
   options.add_options()("help,h", "this help")("only", po::value<std::string>()->default_value("B1,B2,B3,B4,B5"),
@@ -298,6 +394,8 @@ int bench_command(int argc, char** argv) {
       "b7-config", po::value<std::string>()->default_value("examples/kepler9.cfg"),
       "B7: the model and data (only with --only B7)")("b7-systems", po::value<long>()->default_value(100000),
                                                       "B7: perturbed copies in one batch")(
+      "s1-systems", po::value<long>()->default_value(100000), "S1: systems (GPU; the CPU takes 1/8 x scale)")(
+      "s1-orbits", po::value<double>()->default_value(1e4), "S1: orbits of the outermost planet")(
       "b7-set", po::value<std::vector<std::string>>()->composing(),
       "B7: KEY=VALUE over the configuration, e.g. --b7-set integrator=hermite --b7-set time_step=0.1 (repeatable)");
   po::variables_map vm;
@@ -311,7 +409,8 @@ int bench_command(int argc, char** argv) {
     std::cout << options
               << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
                  "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10); E Swarm-NG Table 1\n"
-                 "energy runs (only with --only E); B7 Kepler-9 likelihood (only with --only B7). See\n"
+                 "energy runs (only with --only E); B7 Kepler-9 likelihood (only with --only B7); S1 stability\n"
+                 "screen with MEGNO (only with --only S1). See\n"
                  "design/BENCHMARKS.md.\n";
     return 0;
   }
@@ -386,6 +485,11 @@ int bench_command(int argc, char** argv) {
     }
   }
   if (!rows.empty()) print(rows, vm["peak"].as<double>());
+  if (want("S1"))
+    for (const std::string& b : backends)
+      bench_stability(
+          std::max(1L, static_cast<long>(vm["s1-systems"].as<long>() * scale * (b == "cuda" ? 1.0 : 0.125))),
+          vm["s1-orbits"].as<double>(), {b}, threads);
   if (want("B7"))
     bench_likelihood(vm["b7-config"].as<std::string>(),
                      vm.count("b7-set") ? vm["b7-set"].as<std::vector<std::string>>() : std::vector<std::string>{},

@@ -10,5 +10,6 @@ int fit_command(int argc, char** argv);
 int summary_command(int argc, char** argv);
 int plot_command(int argc, char** argv);
 int simulate_command(int argc, char** argv);
+int stability_command(int argc, char** argv);
 
 }  // namespace swarmfit::app

@@ -24,6 +24,8 @@ void usage(std::ostream& out) {
          "                 PNGs of a fit: RVs and transit-time O-C with model draws, corner, traces\n"
          "  simulate --config TRUTH --output DIR --span DAYS [options]\n"
          "                 synthetic RVs and transit times from a model's parameter values\n"
+         "  stability RUN.h5 [--horizon ORBITS] [--draws N] [--output FILE.csv]\n"
+         "                 integrate posterior draws for a horizon: survival, MEGNO, AMD and Hill criteria\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
     if (command == "summary") return swarmfit::app::summary_command(argc - 1, argv + 1);
     if (command == "plot") return swarmfit::app::plot_command(argc - 1, argv + 1);
     if (command == "simulate") return swarmfit::app::simulate_command(argc - 1, argv + 1);
+    if (command == "stability") return swarmfit::app::stability_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

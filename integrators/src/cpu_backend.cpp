@@ -1,6 +1,9 @@
+// The engine's own CPU integrations. The kernels are compiled once, per scheme, in the generated
+// compilation units (cpu_kernels.hpp); this file only dispatches to them.
 #include "swarmfit/integrators/backend.hpp"
-#include "swarmfit/integrators/cpu_kernels.hpp"
+#include "swarmfit/integrators/lanes.hpp"
 #include "swarmfit/integrators/observation.hpp"
+#include "swarmfit/integrators/scheme_list.hpp"
 
 namespace swarmfit {
 

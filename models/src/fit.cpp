@@ -278,7 +278,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
 
   remove_stale_partials(s.output);
   const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
-  const Posterior posterior(space, problem);
+  const Posterior posterior(space, problem, &c.stability);
   run.names = space.names();
   run.units.clear();
   for (const auto& p : c.model->parameters()) run.units.push_back(p.unit);

@@ -179,35 +179,9 @@ RunRequest LikelihoodProblem::request(double duration) const {
 
 void LikelihoodProblem::build_ensemble(const double* params, long n, Ensemble& ensemble,
                                        std::vector<int>& invalid) const {
-  const int nb = model_.num_bodies();  // <= kMaxObservedBodies (constructor)
-  const int np = model_.num_parameters();
-  invalid.assign(n, 0);
-  // Parameters -> initial conditions, in parallel: for a GPU batch of 1e5-1e6 systems this host
-  // step would otherwise cost as much as the integration. Systems are independent (distinct
-  // ensemble slots), so the result does not depend on the thread count.
-  const int threads = settings_.threads > 0 ? settings_.threads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (long s = 0; s < n; ++s) {
-    double mass[kMaxObservedBodies];
-    double pos[kMaxObservedBodies][3], vel[kMaxObservedBodies][3];
-    if (!model_.initial_state(params + s * np, pos, vel, mass)) {
-      // A harmless stand-in (never integrated: its status is set) keeps SIMD lanes finite.
-      invalid[s] = 1;
-      stand_in_state(nb, pos, vel, mass);
-    }
-    for (int i = 0; i < nb; ++i) {
-      ensemble.mass(s, i) = mass[i];
-      ensemble.radius(s, i) = 0.0;
-      for (int d = 0; d < 3; ++d) {
-        ensemble.position(s, i, d) = pos[i][d];
-        ensemble.velocity(s, i, d) = vel[i][d];
-      }
-    }
-    ensemble.set_time(s, 0.0);
-    ensemble.set_time_step(s, 0.0);
-    ensemble.set_steps(s, 0.0);
-    ensemble.set_status(s, invalid[s] ? kStatusInvalidParameters : kStatusOk);
-  }
+  // For a GPU batch of 1e5-1e6 systems this host step would cost as much as the integration if
+  // it ran on one thread.
+  set_up_systems(model_, params, n, ensemble, invalid, settings_.threads);
 }
 
 void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,

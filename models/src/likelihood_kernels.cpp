@@ -18,6 +18,7 @@ const char* model_status_name(int code) {
     case kStatusMissedTransit: return "missed_transit";
     case kStatusInvalidParameters: return "invalid_parameters";
     case kStatusOutsidePrior: return "outside_prior";
+    case kStatusUnstable: return "unstable";
     default: return status_name(code);
   }
 }

@@ -79,6 +79,15 @@ po::options_description model_keys() {
       "close_approach", po::value<double>()->default_value(1.0),
       "stop (ln L = -inf) when two planets come closer than this many mutual Hill radii (0: off)")(
       "rmax", po::value<double>()->default_value(100.0), "stop when a planet is farther than this from the star, AU")(
+      "stability", po::value<std::string>()->default_value("none"),
+      "fit: stability constraint on the proposals: none, amd (AMD-stable, Laskar & Petit 2017), hill (Hill-stable "
+      "pairs, Gladman 1993), integrate (survives stability_horizon outer orbits) or megno (survives with MEGNO < "
+      "stability_megno_limit); failures get ln L = -inf and status 'unstable' (README, Stability)")(
+      "stability_horizon", po::value<double>()->default_value(1e3),
+      "stability = integrate or megno: orbits of the outermost planet (whfast at the innermost period / 20)")(
+      "stability_megno_limit", po::value<double>()->default_value(3.0), "stability = megno: the largest MEGNO kept")(
+      "stability_penalty", po::value<double>()->default_value(0.0),
+      "0: a failed proposal gets ln L = -inf; > 0: ln L - this (a soft constraint)")(
       "stop_on_unbound", po::value<bool>()->default_value(true), "stop when a planet becomes unbound")(
       "backend", po::value<std::string>()->default_value("cpu"), "cpu or cuda")(
       "reproducible", po::value<bool>()->default_value(false),
@@ -294,6 +303,20 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   L.backend = choice("backend", {"cpu", "cuda"});
   L.reproducible = c.vm["reproducible"].as<bool>();
   L.threads = c.vm["threads"].as<int>();
+  StabilityConstraint& S = c.stability;
+  S.mode = choice("stability", {"none", "amd", "hill", "integrate", "megno"});
+  S.horizon_orbits = c.vm["stability_horizon"].as<double>();
+  if (!(S.horizon_orbits > 0) || !std::isfinite(S.horizon_orbits))
+    throw InputError(origin("stability_horizon") + ": key 'stability_horizon' must be > 0");
+  S.megno_limit = c.vm["stability_megno_limit"].as<double>();
+  if (!(S.megno_limit > 2))
+    throw InputError(origin("stability_megno_limit") + ": key 'stability_megno_limit' must be > 2");
+  S.penalty = c.vm["stability_penalty"].as<double>();
+  if (!(S.penalty >= 0) || !std::isfinite(S.penalty))
+    throw InputError(origin("stability_penalty") + ": key 'stability_penalty' must be >= 0");
+  S.close_approach = L.monitors.close_approach > 0 ? L.monitors.close_approach : 3.0;
+  S.backend = L.backend;
+  S.threads = L.threads;
   if (c.vm["star_mass"].as<double>() <= 0) throw InputError(origin("star_mass") + ": key 'star_mass' must be > 0");
   return c;
 }

@@ -1,8 +1,13 @@
 #include "swarmfit/models/planetary_model.hpp"
 
+#include <omp.h>
+
 #include <cmath>
 
+#include "swarmfit/integrators/ensemble.hpp"
 #include "swarmfit/models/elements.hpp"
+#include "swarmfit/models/status.hpp"
+#include "swarmfit/models/system_setup.hpp"
 #include "swarmfit/models/units.hpp"
 
 namespace swarmfit {
@@ -103,6 +108,33 @@ bool PlanetaryModel::initial_state(const double* params, double (*pos)[3], doubl
   if (!planet_states(params, states, reason)) return false;
   system_state_of(shape(), params[0], states, pos, vel, mass);
   return true;
+}
+
+void set_up_systems(const PlanetaryModel& model, const double* params, long n, Ensemble& ensemble,
+                    std::vector<int>& invalid, int threads) {
+  const int nb = model.num_bodies(), np = model.num_parameters();
+  invalid.assign(n, 0);
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
+  for (long s = 0; s < n; ++s) {
+    double mass[kMaxBodies];
+    double pos[kMaxBodies][3], vel[kMaxBodies][3];
+    if (!model.initial_state(params + s * np, pos, vel, mass)) {
+      invalid[s] = 1;
+      stand_in_state(nb, pos, vel, mass);
+    }
+    for (int i = 0; i < nb; ++i) {
+      ensemble.mass(s, i) = mass[i];
+      ensemble.radius(s, i) = 0.0;
+      for (int d = 0; d < 3; ++d) {
+        ensemble.position(s, i, d) = pos[i][d];
+        ensemble.velocity(s, i, d) = vel[i][d];
+      }
+    }
+    ensemble.set_time(s, 0.0);
+    ensemble.set_time_step(s, 0.0);
+    ensemble.set_steps(s, 0.0);
+    ensemble.set_status(s, invalid[s] ? kStatusInvalidParameters : kStatusOk);
+  }
 }
 
 }  // namespace swarmfit

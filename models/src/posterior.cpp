@@ -28,6 +28,9 @@ void Posterior::operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior,
   const auto started = std::chrono::steady_clock::now();
   DeviceTiming device;
   problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data(), nullptr, &device);
+  if (stability_ && stability_->active())
+    apply_stability(problem_.model(), *stability_, full.data(), static_cast<long>(inside.size()), lnl.data(),
+                    codes.data());
   time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   time_->kernel_ms += device.kernel_ms;
   time_->device_ms += device.total_ms;

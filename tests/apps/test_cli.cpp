@@ -422,6 +422,32 @@ namespace {
 
 // The bundled demo data are what `swarmfit simulate` makes from the documented truth with the
 // documented command (examples/demo/truth.cfg), byte for byte.
+// `swarmfit stability` on a fit's draws: one CSV row per draw, every survivor with status ok and
+// the horizon reached, and bad requests refused before any work.
+TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
+  const Result fit = run("fit --config " + fit_config() + small("in_run.h5"));
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const std::string run_file = (dir_ / "in_run.h5").string(), csv = (dir_ / "in_stability.csv").string();
+  const Result r = run("stability " + run_file + " --horizon 200 --draws 24 --output " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("survived the horizon"), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_NE(header.find("megno"), std::string::npos);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    if (line.find(",ok,1,") != std::string::npos) EXPECT_EQ(line.find("nan"), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 24);
+  expect_refused(run("stability " + run_file + " --horizon 200 --output " + csv), "exists");
+  expect_refused(run("stability " + run_file + " --horizon -1 --output " + csv + "2"), "--horizon must be > 0");
+  expect_refused(run("stability " + run_file + " --integrator rkck_adaptive --output " + csv + "2"), "adapts its step");
+  expect_refused(run("stability " + (dir_ / "missing.h5").string() + " --output " + csv + "2"), "missing.h5");
+  EXPECT_FALSE(fs::exists(csv + "2"));
+}
+
 TEST_F(FitCli, SimulateRemakesTheBundledDemoDataFromItsTruth) {
   const std::string demo = std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo";
   const Result r = run("simulate --config " + demo + "/truth.cfg --output " + (dir_ / "data").string() +

@@ -18,13 +18,6 @@
 
 namespace swarmfit {
 
-#if defined(__AVX512F__)
-constexpr int kSimdWidth = 8;
-#elif defined(__AVX__)
-constexpr int kSimdWidth = 4;
-#else
-constexpr int kSimdWidth = 2;
-#endif
 static_assert(kChunk % kSimdWidth == 0, "a chunk must hold whole SIMD packs");
 
 template <template <int, class> class Scheme, class Observation, int N>

@@ -367,4 +367,13 @@ struct LaneTraits<Pack<W>> {
 template <class T>
 using MaskOf = typename LaneTraits<T>::Mask;
 
+// The CPU backend's SIMD width: the packs it runs systems in.
+#if defined(__AVX512F__)
+constexpr int kSimdWidth = 8;
+#elif defined(__AVX__)
+constexpr int kSimdWidth = 4;
+#else
+constexpr int kSimdWidth = 2;
+#endif
+
 }  // namespace swarmfit

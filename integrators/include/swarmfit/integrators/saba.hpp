@@ -135,4 +135,30 @@ struct Saba4 : Saba4Jacobi<N, T, JacobiKeplerMass::kInteriorMass> {
        "time_step"}};
 };
 
+// WHFast (Rein & Tamayo 2015, MNRAS 452, 376) in Jacobi coordinates, REBOUND's default integrator
+// and the one its variational equations and MEGNO run with (Rein & Tamayo 2016): the Wisdom-Holman
+// drift-kick-drift A(h/2) B(h) A(h/2) with the Kepler masses G M_i (SABA1 of Laskar & Robutel
+// 2001), the closing drift merged with the next step's opening one. The same operators as saba4.
+template <int N, class T>
+struct Whfast : Saba4Jacobi<N, T, JacobiKeplerMass::kInteriorMass> {
+  using Base = Saba4Jacobi<N, T, JacobiKeplerMass::kInteriorMass>;
+  using Mask = MaskOf<T>;
+  using Work = typename Base::Work;
+  SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
+    const Mask ok = Base::M::kepler(b, w, w.pending + 0.5 * h);
+    Base::kick(b, p, h);
+    w.pending = 0.5 * h;
+    h_next = p.time_step;
+    accepted = Mask(true);
+    return ok;
+  }
+  static constexpr IntegratorEntry kIntegrators[] = {
+      {"whfast", false, 2, true, 1, false,
+       "Rein & Tamayo 2015 (MNRAS 452, 376); Wisdom & Holman 1991 (AJ 102, 1528); Laskar & Robutel 2001 "
+       "(Celest. Mech. Dyn. Astron. 80, 39)",
+       "Wisdom-Holman drift-kick-drift in Jacobi coordinates with REBOUND's Kepler masses (REBOUND's WHFast, "
+       "SABA1): the map REBOUND's MEGNO is computed with",
+       "time_step"}};
+};
+
 }  // namespace swarmfit

@@ -12,6 +12,7 @@
 
 #include "swarmfit/inference/prior.hpp"
 #include "swarmfit/models/likelihood.hpp"
+#include "swarmfit/models/stability.hpp"
 #include "swarmfit/observations/config_file.hpp"
 
 namespace swarmfit {
@@ -34,6 +35,7 @@ struct ModelConfig {
   std::vector<double> values;             // the parameter values given in the sections
   const ConfigSection* priors = nullptr;  // the [priors] section, if any
   LikelihoodSettings likelihood;
+  StabilityConstraint stability;  // the fit's (key `stability`); none by default
 };
 
 // Reads and validates everything (the data files included); throws InputError naming the file,

@@ -72,6 +72,14 @@ class PlanetaryModel {
   std::vector<ParameterInfo> parameters_;
 };
 
+// Systems [0, n) of `ensemble` (of model.num_bodies() bodies) set up from the parameter sets (rows
+// of `params`) at time 0, in parallel on `threads` (0: all); a set without a bound orbit gets a
+// harmless stand-in state (SIMD lanes stay finite), status kStatusInvalidParameters (status.hpp)
+// and invalid[s] = 1. Systems are independent: the result does not depend on the thread count.
+class Ensemble;
+void set_up_systems(const PlanetaryModel& model, const double* params, long n, Ensemble& ensemble,
+                    std::vector<int>& invalid, int threads);
+
 // Semi-amplitude (m/s) of the star's RV for a planet of mass m (Msun) on period P (days)
 // around an interior mass M (Msun) with eccentricity e and inclination inc (radians).
 double semi_amplitude(double planet_mass, double interior_mass, double period, double e, double inc);

@@ -11,13 +11,17 @@
 
 #include "swarmfit/inference/prior.hpp"
 #include "swarmfit/models/likelihood.hpp"
+#include "swarmfit/models/stability.hpp"
 
 namespace swarmfit {
 
 class Posterior {
  public:
   // Keeps references: space and problem must outlive it (and its copies).
-  Posterior(const ParameterSpace& space, const LikelihoodProblem& problem) : space_(space), problem_(problem) {}
+  // `stability` (optional, kept by reference too): the fit's stability constraint on the proposals.
+  Posterior(const ParameterSpace& space, const LikelihoodProblem& problem,
+            const StabilityConstraint* stability = nullptr)
+      : space_(space), problem_(problem), stability_(stability) {}
   void operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
                   std::vector<int>& status) const;
 
@@ -32,6 +36,7 @@ class Posterior {
  private:
   const ParameterSpace& space_;
   const LikelihoodProblem& problem_;
+  const StabilityConstraint* stability_;
   std::shared_ptr<Time> time_ = std::make_shared<Time>();
 };
 

@@ -13,6 +13,9 @@ constexpr int kStatusInvalidParameters = kFirstObserverStatus + 1;
 // A fit's proposal outside its prior's support; not integrated.
 constexpr int kStatusOutsidePrior = kFirstObserverStatus + 2;
 
+// A proposal that failed the fit's stability constraint (stability = amd, hill, megno, integrate).
+constexpr int kStatusUnstable = kFirstObserverStatus + 3;
+
 // The name of any status code of a model evaluation (the engine's and the likelihood's).
 const char* model_status_name(int code);
 

@@ -1,0 +1,196 @@
+// `swarmfit stability`: every posterior draw of a run (or every parameter set of a CSV) integrated
+// for a horizon with the chaos indicators and the instability monitors, on the CPU or the GPU
+// (models/stability.hpp); writes one row per set and prints the survivors' posterior next to the
+// whole one.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "config.hpp"
+#include "errors.hpp"
+#include "swarmfit/inference/hdf5_io.hpp"
+#include "swarmfit/inference/run_file.hpp"
+#include "swarmfit/models/fit_summary.hpp"
+#include "swarmfit/models/model_config.hpp"
+#include "swarmfit/models/stability.hpp"
+#include "swarmfit/models/status.hpp"
+
+namespace po = boost::program_options;
+
+namespace swarmfit::app {
+
+namespace {
+
+std::string fmt(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.10g", v);
+  return buffer;
+}
+
+// Every `thin`-th kept draw of every walker, as full parameter sets; at most `limit` (evenly spread).
+std::vector<double> posterior_sets(const RunRecord& run, long burn_in, long limit, long& count) {
+  const Chain& c = run.chain;
+  const long first = first_kept_draw(c, burn_in);
+  const long available = (c.num_draws() - first) * c.num_walkers;
+  const long take = limit > 0 ? std::min(limit, available) : available;
+  const std::size_t np = run.names.size();
+  std::vector<double> sets;
+  sets.reserve(take * np);
+  for (long k = 0; k < take; ++k) {
+    const long index = static_cast<long>(static_cast<double>(k) * available / take);
+    const long draw = first + index / c.num_walkers;
+    const int walker = static_cast<int>(index % c.num_walkers);
+    std::vector<double> full = run.values;
+    for (int p = 0; p < c.num_parameters; ++p) full[run.free[p]] = c.parameter(draw, walker, p);
+    sets.insert(sets.end(), full.begin(), full.end());
+  }
+  count = take;
+  return sets;
+}
+
+}  // namespace
+
+int stability_command(int argc, char** argv) {
+  po::options_description options("Options");
+  std::string run_path, config, params_path, output = "stability.csv";
+  long burn_in = -1, draws = 0;
+  StabilityOptions s;
+  options.add_options()("help,h", "show this help")("run", po::value<std::string>(&run_path),
+                                                    "run file of a fit (HDF5)")(
+      "config", po::value<std::string>(&config), "a model configuration instead of a run (with --params)")(
+      "params", po::value<std::string>(&params_path), "CSV of parameter sets (header: parameter names)")(
+      "burn-in", po::value<long>(&burn_in)->default_value(-1),
+      "generations of the run to discard (-1: the first half)")(
+      "draws", po::value<long>(&draws)->default_value(0), "at most this many posterior draws, evenly spread (0: all)")(
+      "horizon", po::value<double>(&s.horizon_orbits)->default_value(1e4), "orbits of the outermost planet")(
+      "steps-per-orbit", po::value<double>(&s.steps_per_orbit)->default_value(20.0),
+      "time step = the innermost period / this")("integrator",
+                                                 po::value<std::string>(&s.integrator)->default_value("whfast"),
+                                                 ("fixed-step integrator (" + integrator_names() + ")").c_str())(
+      "close-approach", po::value<double>(&s.close_approach)->default_value(3.0),
+      "unstable below this many mutual Hill radii (0: off)")(
+      "megno-limit", po::value<double>(&s.megno_limit)->default_value(3.0), "chaotic above this MEGNO")(
+      "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
+      "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(
+      "output", po::value<std::string>(&output)->default_value("stability.csv"), "CSV file of the per-set results");
+  po::positional_options_description positional;
+  positional.add("run", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: swarmfit stability RUN.h5 [options]\n"
+                 "       swarmfit stability --config FILE --params FILE.csv [options]\n"
+              << options;
+    return 0;
+  }
+  if (run_path.empty() == config.empty())
+    throw InputError("command line: give a run file (swarmfit stability RUN.h5) or --config with --params");
+  if (!(s.horizon_orbits > 0)) throw InputError("command line: --horizon must be > 0");
+  if (!(s.steps_per_orbit >= 4)) throw InputError("command line: --steps-per-orbit must be >= 4");
+  if (s.close_approach < 0) throw InputError("command line: --close-approach must be >= 0");
+  if (s.backend != "cpu" && s.backend != "cuda") throw InputError("command line: --backend must be cpu or cuda");
+  if (s.backend == "cuda" && !cuda_available())
+    throw InputError("command line: --backend cuda requested but " + cuda_device_name());
+  const IntegratorInfo* info = find_integrator(s.integrator);
+  if (!info) throw InputError("command line: --integrator: unknown (" + integrator_names() + ")");
+  if (info->adaptive)
+    throw InputError("command line: --integrator: " + s.integrator + " adapts its step; take a fixed-step one");
+  if (std::filesystem::exists(output)) throw InputError(output + ": exists (remove it or choose another --output)");
+
+  std::unique_ptr<PlanetaryModel> owned;
+  ModelConfig model_config;
+  const PlanetaryModel* model = nullptr;
+  std::vector<double> sets;
+  long count = 0;
+  if (!run_path.empty()) {
+    RunRecord run;
+    try {
+      run = read_run(run_path);
+    } catch (const std::exception& e) {
+      throw InputError(e.what());
+    }
+    owned = model_from_attributes(run.attributes);
+    if (!owned) throw InputError(run_path + ": the run file does not describe a planetary model");
+    model = owned.get();
+    sets = posterior_sets(run, burn_in, draws, count);
+  } else {
+    if (params_path.empty()) throw InputError("command line: --config needs --params FILE.csv");
+    model_config = load_model_config(config, {});
+    model = model_config.model.get();
+    sets = read_parameter_sets(params_path, model_config, count);
+  }
+  if (count == 0) throw InputError("no parameter sets to assess");
+  if (model->num_bodies() > kMaxChaosBodies)
+    throw InputError("the model has " + std::to_string(model->num_planets()) + " planets; stability takes at most " +
+                     std::to_string(kMaxChaosBodies - 1));
+
+  const StabilityPlan plan = plan_stability(*model, sets, count, s);
+  std::cout << "swarmfit stability: " << count << " parameter sets, " << s.integrator << " at " << fmt(plan.time_step)
+            << " d for " << fmt(plan.horizon / 365.25) << " yr (" << fmt(s.horizon_orbits) << " outer orbits, "
+            << fmt(static_cast<double>(plan.steps)) << " steps), backend " << s.backend << "\n";
+  const bool terminal = isatty(fileno(stdout));
+  const std::vector<SetStability> results = assess_stability(*model, sets, count, s, [&](double done) {
+    if (terminal) std::printf("\r  %5.1f%%", 100 * done), std::fflush(stdout);
+  });
+  if (terminal) std::printf("\r");
+
+  {
+    h5::AtomicFile file(output);
+    std::ofstream out(file.partial_path());
+    out << "set";
+    for (const auto& p : model->parameters()) out << "," << p.name;
+    out << ",status,survived,time_days,orbits,megno,megno_slope,lyapunov_per_day,closest_hill,chaotic";
+    for (const auto& planet : model->planets()) out << ",max_e_" << planet << ",max_da_" << planet;
+    out << ",amd_stable,hill_stable,crossing\n";
+    const int np = model->num_parameters();
+    for (long k = 0; k < count; ++k) {
+      const SetStability& r = results[k];
+      out << k;
+      for (int p = 0; p < np; ++p) out << "," << fmt(sets[k * np + p]);
+      out << "," << model_status_name(r.status) << "," << r.survived() << "," << fmt(r.time) << "," << fmt(r.orbits)
+          << "," << fmt(r.chaos.megno) << "," << fmt(r.chaos.megno_slope) << "," << fmt(r.chaos.lyapunov) << ","
+          << fmt(r.chaos.closest_hill) << "," << r.chaotic;
+      for (int q = 0; q < model->num_planets(); ++q)
+        out << "," << fmt(q < static_cast<int>(r.chaos.max_e.size()) ? r.chaos.max_e[q] : NAN) << ","
+            << fmt(q < static_cast<int>(r.chaos.max_da.size()) ? r.chaos.max_da[q] : NAN);
+      out << "," << r.criteria.amd_stable << "," << r.criteria.hill_stable << "," << r.criteria.crossing << "\n";
+    }
+    out.close();
+    if (!out) throw std::runtime_error(output + ": write failed");
+    file.commit();
+  }
+
+  long survived = 0, chaotic = 0, amd = 0, hill = 0;
+  for (const SetStability& r : results) {
+    survived += r.survived();
+    chaotic += r.survived() && r.chaotic;
+    amd += r.criteria.amd_stable;
+    hill += r.criteria.hill_stable;
+  }
+  auto pct = [&](long n) { return fmt(100.0 * n / count) + "%"; };
+  std::cout << "  survived the horizon: " << survived << " of " << count << " (" << pct(survived)
+            << "); of them chaotic (MEGNO > " << fmt(s.megno_limit) << "): " << chaotic << "\n"
+            << "  AMD-stable: " << amd << " (" << pct(amd) << "), Hill-stable pairs: " << hill << " (" << pct(hill)
+            << ")\n";
+  std::cout << "  parameter                      all: median [16%, 84%]             survivors: median [16%, 84%]\n";
+  for (const StabilityTableRow& row : stability_table(*model, sets, count, results)) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-22s %12.6g [%12.6g, %12.6g]  %12.6g [%12.6g, %12.6g]\n", row.name.c_str(),
+                  row.all[1], row.all[0], row.all[2], row.survived[1], row.survived[0], row.survived[2]);
+    std::cout << line;
+  }
+  std::cout << "  wrote " << output << "\n";
+  return 0;
+}
+
+}  // namespace swarmfit::app

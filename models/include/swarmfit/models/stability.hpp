@@ -1,0 +1,88 @@
+// Stability of parameter sets (posterior draws, grids): every set integrated as one system of an
+// ensemble for a horizon in orbits of its outermost planet, with the chaos indicators on
+// (chaos.hpp) and the monitors that stop a system when it goes unstable (close encounter in mutual
+// Hill radii, ejection), plus the analytic criteria (stability_criteria.hpp) of its initial orbits.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "swarmfit/models/chaos.hpp"
+#include "swarmfit/models/planetary_model.hpp"
+#include "swarmfit/models/stability_criteria.hpp"
+
+namespace swarmfit {
+
+struct StabilityOptions {
+  std::string integrator = "whfast";
+  double steps_per_orbit = 20.0;  // time step = shortest inner period over the sets / this
+  double horizon_orbits = 1e4;    // of the outermost planet (the longest such period over the sets)
+  double close_approach = 3.0;    // stop below this many mutual Hill radii (0: off)
+  double eject_factor = 100.0;    // eject beyond this many outer semi-major axes from the star
+  double megno_limit = 3.0;       // MEGNO above this: chaotic
+  std::string backend = "cpu";
+  int threads = 0;
+  long batch = 65536;       // systems per integration call
+  int progress_calls = 20;  // the horizon in this many calls per batch (progress, checkpoints)
+};
+
+struct SetStability {
+  int status = 0;        // 0: survived the horizon; else the monitor's (or the set-up's) code
+  double time = 0.0;     // days from the epoch: the instability time, or the horizon when survived
+  double orbits = 0.0;   // the same in orbits of this set's outermost planet
+  bool chaotic = false;  // MEGNO > megno_limit
+  ChaosIndicators chaos;
+  CriteriaResult criteria;
+  bool survived() const { return status == 0; }
+};
+
+struct StabilityPlan {
+  double time_step = 0.0;  // days
+  double horizon = 0.0;    // days
+  long steps = 0;          // per system to the horizon
+};
+
+// The plan for these sets (M x num_parameters, row-major) under the options.
+StabilityPlan plan_stability(const PlanetaryModel& model, const std::vector<double>& params, long count,
+                             const StabilityOptions& options);
+
+// progress(done_fraction) after each call.
+std::vector<SetStability> assess_stability(const PlanetaryModel& model, const std::vector<double>& params, long count,
+                                           const StabilityOptions& options,
+                                           const std::function<void(double)>& progress = {});
+
+// A fit's stability constraint (model key `stability`): none; amd or hill (the analytic criteria of
+// each proposal's initial orbits); integrate (the proposal survives `horizon_orbits` orbits of its
+// outermost planet) or megno (survives and its MEGNO stays below megno_limit). Proposals that
+// fail get ln L = -inf and kStatusUnstable, or with penalty > 0 ln L - penalty (a soft constraint,
+// status kept). integrate and megno run the proposals whose ln L is finite as a second batched
+// integration on the fit's backend.
+struct StabilityConstraint {
+  std::string mode = "none";
+  double horizon_orbits = 1e3;
+  double megno_limit = 3.0;
+  double penalty = 0.0;
+  std::string integrator = "whfast";
+  double steps_per_orbit = 20.0;
+  double close_approach = 3.0;
+  std::string backend = "cpu";
+  int threads = 0;
+  bool active() const { return mode != "none"; }
+};
+// Applies the constraint to sets [0, count) (rows of `params`, full parameter sets) whose ln L is
+// finite; returns how many failed.
+long apply_stability(const PlanetaryModel& model, const StabilityConstraint& constraint, const double* params,
+                     long count, double* log_likelihood, int* status);
+
+// The posterior of every set next to that of the survivors: median and 16/84% quantiles of each
+// parameter and of each planet's eccentricity and mass (Earth masses).
+struct StabilityTableRow {
+  std::string name;
+  double all[3] = {0, 0, 0};       // 16%, median, 84%
+  double survived[3] = {0, 0, 0};  // NaN when no set survived
+};
+std::vector<StabilityTableRow> stability_table(const PlanetaryModel& model, const std::vector<double>& params,
+                                               long count, const std::vector<SetStability>& results);
+
+}  // namespace swarmfit
