@@ -149,7 +149,7 @@ nb::tuple log_posterior(const Model& model, const Matrix& theta) {
     const Eigen::MatrixXd x = Eigen::Map<const Eigen::MatrixXd>(theta.data(), d, n);
     Eigen::VectorXd prior, likelihood;
     std::vector<int> codes;
-    const Posterior posterior(space, model.problem());
+    const Posterior posterior(space, model.problem(), &model.config().stability);
     posterior(x, prior, likelihood, codes);
     for (long k = 0; k < n; ++k) {
       lp[k] = prior(k);
