@@ -59,6 +59,7 @@ int stability_command(int argc, char** argv) {
   po::options_description options("Options");
   std::string run_path, config, params_path, output = "stability.csv";
   long burn_in = -1, draws = 0;
+  bool resume = false;
   StabilityOptions s;
   options.add_options()("help,h", "show this help")("run", po::value<std::string>(&run_path),
                                                     "run file of a fit (HDF5)")(
@@ -77,7 +78,9 @@ int stability_command(int argc, char** argv) {
       "megno-limit", po::value<double>(&s.megno_limit)->default_value(3.0), "chaotic above this MEGNO")(
       "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
       "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(
-      "output", po::value<std::string>(&output)->default_value("stability.csv"), "CSV file of the per-set results");
+      "output", po::value<std::string>(&output)->default_value("stability.csv"), "CSV file of the per-set results")(
+      "resume", po::bool_switch(&resume),
+      "continue a stopped run from its checkpoint (OUTPUT.checkpoint.h5, written as the run goes)");
   po::positional_options_description positional;
   positional.add("run", 1);
   po::variables_map vm;
@@ -106,6 +109,9 @@ int stability_command(int argc, char** argv) {
   if (info->adaptive)
     throw InputError("command line: --integrator: " + s.integrator + " adapts its step; take a fixed-step one");
   if (std::filesystem::exists(output)) throw InputError(output + ": exists (remove it or choose another --output)");
+  s.checkpoint = output + ".checkpoint.h5";
+  if (std::filesystem::exists(s.checkpoint) && !resume)
+    throw InputError(s.checkpoint + ": a stopped run's checkpoint (--resume continues it, or remove it)");
 
   std::unique_ptr<PlanetaryModel> owned;
   ModelConfig model_config;
@@ -139,9 +145,15 @@ int stability_command(int argc, char** argv) {
             << " d for " << fmt(plan.horizon / 365.25) << " yr (" << fmt(s.horizon_orbits) << " outer orbits, "
             << fmt(static_cast<double>(plan.steps)) << " steps), backend " << s.backend << "\n";
   const bool terminal = isatty(fileno(stdout));
-  const std::vector<SetStability> results = assess_stability(*model, sets, count, s, [&](double done) {
-    if (terminal) std::printf("\r  %5.1f%%", 100 * done), std::fflush(stdout);
-  });
+  if (resume && std::filesystem::exists(s.checkpoint)) std::cout << "  resuming from " << s.checkpoint << "\n";
+  std::vector<SetStability> results;
+  try {
+    results = assess_stability(*model, sets, count, s, [&](double done) {
+      if (terminal) std::printf("\r  %5.1f%%", 100 * done), std::fflush(stdout);
+    });
+  } catch (const std::invalid_argument& e) {
+    throw InputError(e.what());
+  }
   if (terminal) std::printf("\r");
 
   {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
+#include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/models/status.hpp"
 #include "swarmfit/models/system_setup.hpp"
 #include "swarmfit/models/units.hpp"
@@ -59,6 +61,69 @@ StabilityPlan plan_stability(const PlanetaryModel& model, const std::vector<doub
   return plan;
 }
 
+namespace {
+
+// A stability run's checkpoint (StabilityOptions::checkpoint): the settings and sets it belongs
+// to, the indicators of the sets finished so far, and the whole state of the batch under way.
+struct Checkpoint {
+  long next_first = 0;  // the batch under way
+  int next_call = 1;    // its next call
+  std::vector<int> status;
+  std::vector<double> time, indicators;  // per finished set: megno, slope, lyapunov, closest_hill, steps, max e, max da
+  std::vector<double> bodies, clocks, chaos;
+};
+
+int indicator_width(int planets) { return 5 + 2 * planets; }
+
+void write_checkpoint(const std::string& path, const std::vector<double>& params, const StabilityPlan& plan,
+                      const StabilityOptions& o, long count, const Checkpoint& c) {
+  h5::AtomicFile file(path);
+  {
+    h5::Handle f(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path);
+    h5::attribute(f, "count", count);
+    h5::attribute(f, "integrator", o.integrator);
+    h5::attribute(f, "time_step", plan.time_step);
+    h5::attribute(f, "horizon", plan.horizon);
+    h5::attribute(f, "batch", o.batch);
+    h5::attribute(f, "calls", static_cast<long>(o.progress_calls));
+    h5::attribute(f, "close_approach", o.close_approach);
+    h5::attribute(f, "next_first", c.next_first);
+    h5::attribute(f, "next_call", static_cast<long>(c.next_call));
+    h5::write(f, "params", {params.size()}, params.data());
+    h5::write(f, "status", {c.status.size()}, c.status.data());
+    h5::write(f, "time", {c.time.size()}, c.time.data());
+    h5::write(f, "indicators", {c.indicators.size()}, c.indicators.data());
+    h5::write(f, "bodies", {c.bodies.size()}, c.bodies.data());
+    h5::write(f, "clocks", {c.clocks.size()}, c.clocks.data());
+    h5::write(f, "chaos", {c.chaos.size()}, c.chaos.data());
+  }
+  file.commit();
+}
+
+Checkpoint read_checkpoint(const std::string& path, const std::vector<double>& params, const StabilityPlan& plan,
+                           const StabilityOptions& o, long count) {
+  h5::Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path);
+  const bool same =
+      h5::read_long_attribute(f, "count") == count && h5::read_string_attribute(f, "integrator") == o.integrator &&
+      h5::read_double_attribute(f, "time_step") == plan.time_step &&
+      h5::read_double_attribute(f, "horizon") == plan.horizon && h5::read_long_attribute(f, "batch") == o.batch &&
+      h5::read_long_attribute(f, "calls") == o.progress_calls &&
+      h5::read_double_attribute(f, "close_approach") == o.close_approach && h5::read_doubles(f, "params") == params;
+  if (!same) throw std::invalid_argument(path + ": a checkpoint of another stability run (other sets or settings)");
+  Checkpoint c;
+  c.next_first = h5::read_long_attribute(f, "next_first");
+  c.next_call = static_cast<int>(h5::read_long_attribute(f, "next_call"));
+  c.status = h5::read_ints(f, "status");
+  c.time = h5::read_doubles(f, "time");
+  c.indicators = h5::read_doubles(f, "indicators");
+  c.bodies = h5::read_doubles(f, "bodies");
+  c.clocks = h5::read_doubles(f, "clocks");
+  c.chaos = h5::read_doubles(f, "chaos");
+  return c;
+}
+
+}  // namespace
+
 std::vector<SetStability> assess_stability(const PlanetaryModel& model, const std::vector<double>& params, long count,
                                            const StabilityOptions& options,
                                            const std::function<void(double)>& progress) {
@@ -66,14 +131,15 @@ std::vector<SetStability> assess_stability(const PlanetaryModel& model, const st
   if (!integrator) throw std::invalid_argument("stability: unknown integrator " + options.integrator);
   if (integrator->adaptive)
     throw std::invalid_argument("stability: take a fixed-step integrator (" + options.integrator + " adapts its step)");
-  const int np = model.num_parameters(), nb = model.num_bodies();
+  const int np = model.num_parameters(), nb = model.num_bodies(), planets = model.num_planets();
   if (static_cast<long>(params.size()) < count * np) throw std::invalid_argument("stability: too few parameters");
-  const StabilityPlan plan = plan_stability(model, params, count, options);
+  const std::vector<double> sets(params.begin(), params.begin() + count * np);
+  const StabilityPlan plan = plan_stability(model, sets, count, options);
   std::vector<SetStability> out(count);
   std::vector<SetOrbits> orbits(count);
   double outer_a = 0;
   for (long s = 0; s < count; ++s) {
-    orbits[s] = orbits_of(model, params.data() + s * np);
+    orbits[s] = orbits_of(model, sets.data() + s * np);
     outer_a = std::max(outer_a, orbits[s].outer_a);
   }
   RunRequest request;
@@ -87,27 +153,88 @@ std::vector<SetStability> assess_stability(const PlanetaryModel& model, const st
   request.threads = options.threads;
   const long batch = std::max(1L, options.batch);
   const int calls = std::max(1, options.progress_calls);
-  for (long first = 0; first < count; first += batch) {
+  const int width = indicator_width(planets);
+  Checkpoint c;
+  const bool checkpointing = !options.checkpoint.empty();
+  if (checkpointing && std::filesystem::exists(options.checkpoint))
+    c = read_checkpoint(options.checkpoint, sets, plan, options, count);
+  // The sets finished before the checkpoint: their indicators as it kept them.
+  for (long s = 0; s < c.next_first; ++s) {
+    SetStability& r = out[s];
+    r.status = c.status[s];
+    r.time = c.time[s];
+    const double* x = c.indicators.data() + s * width;
+    r.chaos.megno = x[0];
+    r.chaos.megno_slope = x[1];
+    r.chaos.lyapunov = x[2];
+    r.chaos.closest_hill = x[3];
+    r.chaos.steps = static_cast<long>(x[4]);
+    r.chaos.max_e.assign(x + 5, x + 5 + planets);
+    r.chaos.max_da.assign(x + 5 + planets, x + 5 + 2 * planets);
+  }
+  for (long first = c.next_first; first < count; first += batch) {
     const long m = std::min(batch, count - first);
     Ensemble e(m, nb);
     std::vector<int> invalid;
-    set_up_systems(model, params.data() + first * np, m, e, invalid, options.threads);
+    set_up_systems(model, sets.data() + first * np, m, e, invalid, options.threads);
     ChaosState chaos(e);
-    for (int k = 1; k <= calls; ++k) {
+    int k0 = 1;
+    if (first == c.next_first && c.next_call > 1) {  // the batch the checkpoint was taken in
+      e.body_data().assign(c.bodies.begin(), c.bodies.end());
+      e.clock_data().assign(c.clocks.begin(), c.clocks.end());
+      chaos.data() = c.chaos;
+      k0 = c.next_call;
+    }
+    for (int k = k0; k <= calls; ++k) {
       request.destination_time = plan.horizon * k / calls;
       integrate_chaos(e, chaos, request, options.backend);
       if (progress) progress((first + m * static_cast<double>(k) / calls) / count);
+      if (checkpointing && k < calls) {
+        c.next_first = first;
+        c.next_call = k + 1;
+        c.bodies.assign(e.body_data().begin(), e.body_data().end());
+        c.clocks.assign(e.clock_data().begin(), e.clock_data().end());
+        c.chaos = chaos.data();
+        write_checkpoint(options.checkpoint, sets, plan, options, count, c);
+      }
     }
+    c.status.resize(first + m);
+    c.time.resize(first + m);
+    c.indicators.resize((first + m) * width);
     for (long s = 0; s < m; ++s) {
       SetStability& r = out[first + s];
       r.status = e.status(s);
       r.time = e.time(s);
-      r.criteria = orbits[first + s].criteria;
-      if (orbits[first + s].ok) {
-        r.orbits = r.time / orbits[first + s].outer_period;
-        r.chaos = chaos.indicators(s);
-        r.chaotic = r.chaos.megno > options.megno_limit;
+      if (orbits[first + s].ok) r.chaos = chaos.indicators(s);
+      c.status[first + s] = r.status;
+      c.time[first + s] = r.time;
+      double* x = c.indicators.data() + (first + s) * width;
+      x[0] = r.chaos.megno;
+      x[1] = r.chaos.megno_slope;
+      x[2] = r.chaos.lyapunov;
+      x[3] = r.chaos.closest_hill;
+      x[4] = static_cast<double>(r.chaos.steps);
+      for (int q = 0; q < planets; ++q) {
+        x[5 + q] = q < static_cast<int>(r.chaos.max_e.size()) ? r.chaos.max_e[q] : 0.0;
+        x[5 + planets + q] = q < static_cast<int>(r.chaos.max_da.size()) ? r.chaos.max_da[q] : 0.0;
       }
+    }
+    if (checkpointing && first + m < count) {  // the next batch starts from scratch
+      c.next_first = first + m;
+      c.next_call = 1;
+      c.bodies.clear();
+      c.clocks.clear();
+      c.chaos.clear();
+      write_checkpoint(options.checkpoint, sets, plan, options, count, c);
+    }
+  }
+  if (checkpointing) std::filesystem::remove(options.checkpoint);  // done: nothing to resume
+  for (long s = 0; s < count; ++s) {
+    SetStability& r = out[s];
+    r.criteria = orbits[s].criteria;
+    if (orbits[s].ok) {
+      r.orbits = r.time / orbits[s].outer_period;
+      r.chaotic = r.chaos.megno > options.megno_limit;
     }
   }
   return out;

@@ -446,6 +446,9 @@ TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
   expect_refused(run("stability " + run_file + " --integrator rkck_adaptive --output " + csv + "2"), "adapts its step");
   expect_refused(run("stability " + (dir_ / "missing.h5").string() + " --output " + csv + "2"), "missing.h5");
   EXPECT_FALSE(fs::exists(csv + "2"));
+  EXPECT_FALSE(fs::exists(csv + ".checkpoint.h5"));  // removed when the run completed
+  write("in_stopped.csv.checkpoint.h5", "x");
+  expect_refused(run("stability " + run_file + " --output " + (dir_ / "in_stopped.csv").string()), "--resume");
 }
 
 TEST_F(FitCli, SimulateRemakesTheBundledDemoDataFromItsTruth) {

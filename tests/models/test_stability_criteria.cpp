@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -152,6 +155,62 @@ TEST(StabilityConstraint, RejectsACrossingProposalInEveryMode) {
     EXPECT_EQ(soft[1], -70.0);
     EXPECT_EQ(soft_status[1], 0);
   }
+}
+
+// A stability run stopped at any call (here: an exception from the progress callback, after 3,
+// 9 and 15 of the 3 batches x 5 calls) and started again with the same checkpoint ends with
+// bitwise the results of an uninterrupted run; a checkpoint of other sets is refused.
+TEST(StabilityRun, ResumedFromItsCheckpointGivesTheSameResultsBitwise) {
+  const ModelConfig c = load_model_config(std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo/fit.cfg", {});
+  const PlanetaryModel& model = *c.model;
+  const int np = model.num_parameters();
+  const long count = 20;
+  std::vector<double> sets;
+  for (long s = 0; s < count; ++s) {
+    std::vector<double> v = c.values;
+    v[model.planet_parameter(0, 2)] += 0.02 * s;  // sqrt(e) cos w of planet b: 20 different orbits
+    sets.insert(sets.end(), v.begin(), v.end());
+  }
+  StabilityOptions o;
+  o.horizon_orbits = 200;
+  o.batch = 7;
+  o.progress_calls = 5;
+  o.threads = 1;
+  const std::vector<SetStability> whole = assess_stability(model, sets, count, o);
+  const std::string path = ::testing::TempDir() + "/stability_checkpoint.h5";
+  std::remove(path.c_str());
+  o.checkpoint = path;
+  for (int stop_after : {3, 9, 15}) {
+    int calls = 0;
+    struct Stop {};
+    try {
+      assess_stability(model, sets, count, o, [&](double) {
+        if (++calls == stop_after) throw Stop{};
+      });
+    } catch (const Stop&) {
+    }
+  }
+  const std::vector<SetStability> resumed = assess_stability(model, sets, count, o);
+  for (long s = 0; s < count; ++s) {
+    EXPECT_EQ(resumed[s].status, whole[s].status) << s;
+    EXPECT_EQ(resumed[s].time, whole[s].time) << s;
+    EXPECT_EQ(resumed[s].chaos.megno, whole[s].chaos.megno) << s;
+    EXPECT_EQ(resumed[s].chaos.lyapunov, whole[s].chaos.lyapunov) << s;
+    EXPECT_EQ(resumed[s].chaos.closest_hill, whole[s].chaos.closest_hill) << s;
+    EXPECT_TRUE(resumed[s].chaos.max_e == whole[s].chaos.max_e) << s;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));  // removed when the run completed
+  std::vector<double> other = sets;
+  other[0] *= 1.01;
+  try {
+    assess_stability(model, other, count, o, [](double done) {
+      if (done > 0.5) throw std::runtime_error("stop");
+    });
+  } catch (const std::runtime_error&) {
+  }
+  ASSERT_TRUE(std::filesystem::exists(path));
+  EXPECT_THROW(assess_stability(model, sets, count, o), std::invalid_argument);
+  std::remove(path.c_str());
 }
 
 }  // namespace

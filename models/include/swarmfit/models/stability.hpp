@@ -25,6 +25,10 @@ struct StabilityOptions {
   int threads = 0;
   long batch = 65536;       // systems per integration call
   int progress_calls = 20;  // the horizon in this many calls per batch (progress, checkpoints)
+  // When set: the whole state is written here (atomically, HDF5) after every call, and a run that
+  // finds the file resumes from it, bitwise as if it had not stopped (a file of another run, other
+  // sets or settings, is refused). Removed when the run completes.
+  std::string checkpoint;
 };
 
 struct SetStability {
