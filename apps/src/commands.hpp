@@ -11,5 +11,6 @@ int summary_command(int argc, char** argv);
 int plot_command(int argc, char** argv);
 int simulate_command(int argc, char** argv);
 int stability_command(int argc, char** argv);
+int map_command(int argc, char** argv);
 
 }  // namespace swarmfit::app

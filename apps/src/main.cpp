@@ -26,6 +26,8 @@ void usage(std::ostream& out) {
          "                 synthetic RVs and transit times from a model's parameter values\n"
          "  stability RUN.h5 [--horizon ORBITS] [--draws N] [--output FILE.csv]\n"
          "                 integrate posterior draws for a horizon: survival, MEGNO, AMD and Hill criteria\n"
+         "  map --config FILE --x NAME:LO:HI:N --y NAME:LO:HI:N [--horizon ORBITS] [--png FILE]\n"
+         "                 MEGNO and survival over a grid of two parameters of a model\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
     if (command == "plot") return swarmfit::app::plot_command(argc - 1, argv + 1);
     if (command == "simulate") return swarmfit::app::simulate_command(argc - 1, argv + 1);
     if (command == "stability") return swarmfit::app::stability_command(argc - 1, argv + 1);
+    if (command == "map") return swarmfit::app::map_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

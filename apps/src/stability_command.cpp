@@ -1,14 +1,16 @@
 // `swarmfit stability`: every posterior draw of a run (or every parameter set of a CSV) integrated
 // for a horizon with the chaos indicators and the instability monitors, on the CPU or the GPU
 // (models/stability.hpp); writes one row per set and prints the survivors' posterior next to the
-// whole one.
+// whole one. `swarmfit map`: the same over a 2-D grid of two parameters of a model.
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.hpp"
 #include "config.hpp"
@@ -202,6 +204,115 @@ int stability_command(int argc, char** argv) {
     std::cout << line;
   }
   std::cout << "  wrote " << output << "\n";
+  return 0;
+}
+
+namespace {
+
+GridAxis parse_axis(const std::string& flag, const std::string& text) {
+  // NAME:LO:HI:N
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
+  GridAxis a;
+  try {
+    if (parts.size() != 4) throw std::invalid_argument("");
+    std::size_t used = 0;
+    a.name = parts[0];
+    a.lo = std::stod(parts[1], &used);
+    if (used != parts[1].size()) throw std::invalid_argument("");
+    a.hi = std::stod(parts[2], &used);
+    if (used != parts[2].size()) throw std::invalid_argument("");
+    a.n = std::stoi(parts[3], &used);
+    if (used != parts[3].size()) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw InputError("command line: " + flag + " expects NAME:LO:HI:N, got '" + text + "'");
+  }
+  if (!(a.n >= 1 && a.n <= 100000) || !std::isfinite(a.lo) || !std::isfinite(a.hi))
+    throw InputError("command line: " + flag + ": N must be 1 to 100000 and LO, HI finite");
+  return a;
+}
+
+}  // namespace
+
+int map_command(int argc, char** argv) {
+  po::options_description options("Options");
+  std::string config, x_text, y_text, output = "map.csv", png;
+  StabilityOptions s;
+  s.horizon_orbits = 1e3;
+  options.add_options()("help,h", "show this help")("config", po::value<std::string>(&config), "model configuration")(
+      "x", po::value<std::string>(&x_text), "NAME:LO:HI:N, NAME a parameter of the model or e_<planet>")(
+      "y", po::value<std::string>(&y_text), "NAME:LO:HI:N")(
+      "horizon", po::value<double>(&s.horizon_orbits)->default_value(1e3), "orbits of the outermost planet")(
+      "steps-per-orbit", po::value<double>(&s.steps_per_orbit)->default_value(20.0),
+      "time step = the innermost period / this")(
+      "integrator", po::value<std::string>(&s.integrator)->default_value("whfast"), "fixed-step integrator")(
+      "close-approach", po::value<double>(&s.close_approach)->default_value(3.0),
+      "unstable below this many mutual Hill radii (0: off)")(
+      "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
+      "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(
+      "output", po::value<std::string>(&output)->default_value("map.csv"), "CSV file of the grid")(
+      "png", po::value<std::string>(&png), "also plot MEGNO and the survival time here (python3, matplotlib)");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: swarmfit map --config FILE --x NAME:LO:HI:N --y NAME:LO:HI:N [options]\n" << options;
+    return 0;
+  }
+  if (config.empty() || x_text.empty() || y_text.empty())
+    throw InputError("command line: --config, --x and --y are required (swarmfit map --help)");
+  const GridAxis x = parse_axis("--x", x_text), y = parse_axis("--y", y_text);
+  if (static_cast<long>(x.n) * y.n > 10000000) throw InputError("command line: more than 1e7 grid cells");
+  if (!(s.horizon_orbits > 0)) throw InputError("command line: --horizon must be > 0");
+  if (!(s.steps_per_orbit >= 4)) throw InputError("command line: --steps-per-orbit must be >= 4");
+  if (s.backend != "cpu" && s.backend != "cuda") throw InputError("command line: --backend must be cpu or cuda");
+  if (s.backend == "cuda" && !cuda_available())
+    throw InputError("command line: --backend cuda requested but " + cuda_device_name());
+  const IntegratorInfo* info = find_integrator(s.integrator);
+  if (!info || info->adaptive) throw InputError("command line: --integrator: take a fixed-step integrator");
+  for (const std::string& path : {output, png})
+    if (!path.empty() && std::filesystem::exists(path))
+      throw InputError(path + ": exists (remove it or choose another)");
+  const ModelConfig c = load_model_config(config, {});
+  if (c.model->num_bodies() > kMaxChaosBodies) throw InputError("map: too many planets for the chaos indicators");
+  std::vector<double> sets;
+  try {
+    sets = parameter_grid(*c.model, c.values, x, y);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+  const long count = static_cast<long>(x.n) * y.n;
+  const StabilityPlan plan = plan_stability(*c.model, sets, count, s);
+  std::cout << "swarmfit map: " << x.n << " x " << y.n << " cells, " << s.integrator << " at " << fmt(plan.time_step)
+            << " d for " << fmt(s.horizon_orbits) << " outer orbits (" << fmt(static_cast<double>(plan.steps))
+            << " steps), backend " << s.backend << "\n";
+  const std::vector<SetStability> r = assess_stability(*c.model, sets, count, s);
+  {
+    h5::AtomicFile file(output);
+    std::ofstream out(file.partial_path());
+    out << x.name << "," << y.name << ",status,survived,orbits,megno,lyapunov_per_day,closest_hill\n";
+    for (long k = 0; k < count; ++k)
+      out << fmt(x.value(static_cast<int>(k % x.n))) << "," << fmt(y.value(static_cast<int>(k / x.n))) << ","
+          << model_status_name(r[k].status) << "," << r[k].survived() << "," << fmt(r[k].orbits) << ","
+          << fmt(r[k].chaos.megno) << "," << fmt(r[k].chaos.lyapunov) << "," << fmt(r[k].chaos.closest_hill) << "\n";
+    out.close();
+    if (!out) throw std::runtime_error(output + ": write failed");
+    file.commit();
+  }
+  long survived = 0;
+  for (const SetStability& q : r) survived += q.survived();
+  std::cout << "  survived: " << survived << " of " << count << " cells; wrote " << output << "\n";
+  if (!png.empty()) {
+    const std::string command =
+        "python3 " SWARMFIT_PYTHON_DIR "/swarmfit_map.py '" + output + "' '" + png + "' " + fmt(s.horizon_orbits);
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("the PNG could not be made (" + command + ")");
+    std::cout << "  wrote " << png << "\n";
+  }
   return 0;
 }
 

@@ -287,6 +287,40 @@ long apply_stability(const PlanetaryModel& model, const StabilityConstraint& c, 
   return failed;
 }
 
+std::vector<double> parameter_grid(const PlanetaryModel& model, const std::vector<double>& base, const GridAxis& x,
+                                   const GridAxis& y) {
+  const int np = model.num_parameters();
+  // Sets one axis's value in a parameter set.
+  auto setter = [&](const GridAxis& axis) -> std::function<void(double*, double)> {
+    const int index = model.index(axis.name);
+    if (index >= 0) return [index](double* p, double v) { p[index] = v; };
+    for (int k = 0; k < model.num_planets(); ++k)
+      if (axis.name == "e_" + model.planets()[k]) {
+        const int c = model.planet_parameter(k, 2), s = model.planet_parameter(k, 3);
+        const double omega = std::atan2(base[s], base[c]);
+        const bool plain = model.options().plain_eccentricity_vector;
+        return [=](double* p, double e) {
+          const double r = plain ? e : std::sqrt(std::max(e, 0.0));
+          p[c] = r * std::cos(omega);
+          p[s] = r * std::sin(omega);
+        };
+      }
+    throw std::invalid_argument("map: '" + axis.name + "' is neither a parameter of the model nor e_<planet>");
+  };
+  if (x.n < 1 || y.n < 1) throw std::invalid_argument("map: each axis needs at least one step");
+  const auto set_x = setter(x), set_y = setter(y);
+  std::vector<double> sets;
+  sets.reserve(static_cast<std::size_t>(x.n) * y.n * np);
+  for (int j = 0; j < y.n; ++j)
+    for (int i = 0; i < x.n; ++i) {
+      sets.insert(sets.end(), base.begin(), base.end());
+      double* p = sets.data() + sets.size() - np;
+      set_x(p, x.value(i));
+      set_y(p, y.value(j));
+    }
+  return sets;
+}
+
 namespace {
 
 void quantiles(std::vector<double> x, double (&q)[3]) {

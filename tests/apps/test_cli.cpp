@@ -451,6 +451,32 @@ TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
   expect_refused(run("stability " + run_file + " --output " + (dir_ / "in_stopped.csv").string()), "--resume");
 }
 
+// `swarmfit map`: one CSV row per cell, x fastest; the demo's own values (the middle cell) survive
+// with MEGNO near 2; bad axes are refused in one line.
+TEST_F(FitCli, MapWritesOneRowPerCell) {
+  const std::string csv = (dir_ / "in_map.csv").string(), png = (dir_ / "in_map.png").string();
+  const Result r = run("map --config " + fit_config() + " --x period_c:19.5:20.3:3 --y e_c:0.01:0.5:3 --horizon 100 " +
+                       "--output " + csv + " --png " + png);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(fs::file_size(png), 1000u);
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("period_c,e_c,status,survived,orbits,megno", 0), 0u) << line;
+  std::vector<std::string> rows;
+  while (std::getline(in, line)) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 9u);
+  EXPECT_EQ(rows[0].rfind("19.5,0.01,", 0), 0u) << rows[0];
+  EXPECT_EQ(rows[1].rfind("19.9,0.01,", 0), 0u) << rows[1];
+  EXPECT_NE(rows[1].find(",ok,1,"), std::string::npos) << rows[1];
+  expect_refused(run("map --config " + fit_config() + " --x e_z:0:1:3 --y e_c:0:0.5:3 --output " + csv + "2"),
+                 "neither a parameter of the model nor e_<planet>");
+  expect_refused(run("map --config " + fit_config() + " --x period_c:1:2 --y e_c:0:0.5:3 --output " + csv + "2"),
+                 "--x expects NAME:LO:HI:N");
+  expect_refused(run("map --config " + fit_config() + " --x period_c:19:20:3 --y e_c:0:0.5:3 --output " + csv),
+                 "exists");
+}
+
 TEST_F(FitCli, SimulateRemakesTheBundledDemoDataFromItsTruth) {
   const std::string demo = std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo";
   const Result r = run("simulate --config " + demo + "/truth.cfg --output " + (dir_ / "data").string() +

@@ -79,6 +79,19 @@ struct StabilityConstraint {
 long apply_stability(const PlanetaryModel& model, const StabilityConstraint& constraint, const double* params,
                      long count, double* log_likelihood, int* status);
 
+// One axis of a stability map: a parameter of the model by name, or e_<planet> (the planet's
+// eccentricity at the argument of pericentre of the base values), from lo to hi in n steps.
+struct GridAxis {
+  std::string name;
+  double lo = 0, hi = 0;
+  int n = 0;
+  double value(int k) const { return n > 1 ? lo + (hi - lo) * k / (n - 1) : lo; }
+};
+// The parameter sets of a map: `base` with x and y set, x fastest (row y, column x). Throws
+// std::invalid_argument naming an unknown axis.
+std::vector<double> parameter_grid(const PlanetaryModel& model, const std::vector<double>& base, const GridAxis& x,
+                                   const GridAxis& y);
+
 // The posterior of every set next to that of the survivors: median and 16/84% quantiles of each
 // parameter and of each planet's eccentricity and mass (Earth masses).
 struct StabilityTableRow {
