@@ -55,11 +55,71 @@ std::vector<double> posterior_sets(const RunRecord& run, long burn_in, long limi
   return sets;
 }
 
+// The per-set results as HDF5 (read with h5py): one dataset per column, [set] or [set][planet],
+// the parameter sets [set][parameter] with their names, and the run's settings as attributes.
+void write_stability_h5(const std::string& path, const PlanetaryModel& model, const std::vector<double>& sets,
+                        long count, const std::vector<SetStability>& r, const StabilityOptions& s,
+                        const StabilityPlan& plan) {
+  const int np = model.num_parameters(), planets = model.num_planets();
+  const hsize_t n = static_cast<hsize_t>(count), p = static_cast<hsize_t>(planets);
+  std::vector<int> status(count), survived(count), chaotic(count), amd(count), hill(count), crossing(count);
+  std::vector<double> time(count), orbits(count), megno(count), slope(count), lyapunov(count), closest(count),
+      max_e(count * planets), max_da(count * planets);
+  for (long k = 0; k < count; ++k) {
+    status[k] = r[k].status;
+    survived[k] = r[k].survived();
+    chaotic[k] = r[k].chaotic;
+    amd[k] = r[k].criteria.amd_stable;
+    hill[k] = r[k].criteria.hill_stable;
+    crossing[k] = r[k].criteria.crossing;
+    time[k] = r[k].time;
+    orbits[k] = r[k].orbits;
+    megno[k] = r[k].chaos.megno;
+    slope[k] = r[k].chaos.megno_slope;
+    lyapunov[k] = r[k].chaos.lyapunov;
+    closest[k] = r[k].chaos.closest_hill;
+    for (int q = 0; q < planets; ++q) {
+      max_e[k * planets + q] = q < static_cast<int>(r[k].chaos.max_e.size()) ? r[k].chaos.max_e[q] : NAN;
+      max_da[k * planets + q] = q < static_cast<int>(r[k].chaos.max_da.size()) ? r[k].chaos.max_da[q] : NAN;
+    }
+  }
+  std::vector<std::string> names, planet_names = model.planets();
+  for (const auto& info : model.parameters()) names.push_back(info.name);
+  h5::AtomicFile file(path);
+  {
+    h5::Handle f(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path);
+    h5::write(f, "params", {n, static_cast<hsize_t>(np)}, sets.data());
+    h5::write_strings(f, "parameter_names", names);
+    h5::write_strings(f, "planet_names", planet_names);
+    h5::write(f, "status", {n}, status.data());
+    h5::write(f, "survived", {n}, survived.data());
+    h5::write(f, "chaotic", {n}, chaotic.data());
+    h5::write(f, "time_days", {n}, time.data());
+    h5::write(f, "orbits", {n}, orbits.data());
+    h5::write(f, "megno", {n}, megno.data());
+    h5::write(f, "megno_slope", {n}, slope.data());
+    h5::write(f, "lyapunov_per_day", {n}, lyapunov.data());
+    h5::write(f, "closest_hill", {n}, closest.data());
+    h5::write(f, "max_e", {n, p}, max_e.data());
+    h5::write(f, "max_da", {n, p}, max_da.data());
+    h5::write(f, "amd_stable", {n}, amd.data());
+    h5::write(f, "hill_stable", {n}, hill.data());
+    h5::write(f, "crossing", {n}, crossing.data());
+    h5::attribute(f, "integrator", s.integrator);
+    h5::attribute(f, "time_step_days", plan.time_step);
+    h5::attribute(f, "horizon_days", plan.horizon);
+    h5::attribute(f, "horizon_orbits", s.horizon_orbits);
+    h5::attribute(f, "close_approach", s.close_approach);
+    h5::attribute(f, "megno_limit", s.megno_limit);
+  }
+  file.commit();
+}
+
 }  // namespace
 
 int stability_command(int argc, char** argv) {
   po::options_description options("Options");
-  std::string run_path, config, params_path, output = "stability.csv";
+  std::string run_path, config, params_path, output = "stability.csv", png;
   long burn_in = -1, draws = 0;
   bool resume = false;
   StabilityOptions s;
@@ -80,7 +140,10 @@ int stability_command(int argc, char** argv) {
       "megno-limit", po::value<double>(&s.megno_limit)->default_value(3.0), "chaotic above this MEGNO")(
       "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
       "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(
-      "output", po::value<std::string>(&output)->default_value("stability.csv"), "CSV file of the per-set results")(
+      "output", po::value<std::string>(&output)->default_value("stability.csv"),
+      "CSV file of the per-set results (and the same as HDF5 next to it, .h5)")(
+      "png", po::value<std::string>(&png),
+      "also plot MEGNO and the orbits survived against the eccentricities and period ratios here")(
       "resume", po::bool_switch(&resume),
       "continue a stopped run from its checkpoint (OUTPUT.checkpoint.h5, written as the run goes)");
   po::positional_options_description positional;
@@ -111,6 +174,12 @@ int stability_command(int argc, char** argv) {
   if (info->adaptive)
     throw InputError("command line: --integrator: " + s.integrator + " adapts its step; take a fixed-step one");
   if (std::filesystem::exists(output)) throw InputError(output + ": exists (remove it or choose another --output)");
+  const std::string h5_path =
+      (output.size() > 4 && output.compare(output.size() - 4, 4, ".csv") == 0 ? output.substr(0, output.size() - 4)
+                                                                              : output) +
+      ".h5";
+  if (std::filesystem::exists(h5_path)) throw InputError(h5_path + ": exists (remove it or choose another --output)");
+  if (!png.empty() && std::filesystem::exists(png)) throw InputError(png + ": exists (remove it or choose another)");
   s.checkpoint = output + ".checkpoint.h5";
   if (std::filesystem::exists(s.checkpoint) && !resume)
     throw InputError(s.checkpoint + ": a stopped run's checkpoint (--resume continues it, or remove it)");
@@ -184,6 +253,8 @@ int stability_command(int argc, char** argv) {
     file.commit();
   }
 
+  write_stability_h5(h5_path, *model, sets, count, results, s, plan);
+
   long survived = 0, chaotic = 0, amd = 0, hill = 0;
   for (const SetStability& r : results) {
     survived += r.survived();
@@ -203,7 +274,13 @@ int stability_command(int argc, char** argv) {
                   row.all[1], row.all[0], row.all[2], row.survived[1], row.survived[0], row.survived[2]);
     std::cout << line;
   }
-  std::cout << "  wrote " << output << "\n";
+  std::cout << "  wrote " << output << " and " << h5_path << "\n";
+  if (!png.empty()) {
+    const std::string command =
+        "python3 " SWARMFIT_PYTHON_DIR "/swarmfit_stability_plot.py '" + h5_path + "' '" + png + "'";
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("the PNG could not be made (" + command + ")");
+    std::cout << "  wrote " << png << "\n";
+  }
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/inference/run_file.hpp"
 
 namespace {
@@ -428,8 +429,10 @@ TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
   const Result fit = run("fit --config " + fit_config() + small("in_run.h5"));
   ASSERT_EQ(fit.exit_code, 0) << fit.err;
   const std::string run_file = (dir_ / "in_run.h5").string(), csv = (dir_ / "in_stability.csv").string();
-  const Result r = run("stability " + run_file + " --horizon 200 --draws 24 --output " + csv);
+  const std::string png = (dir_ / "in_stability.png").string();
+  const Result r = run("stability " + run_file + " --horizon 200 --draws 24 --output " + csv + " --png " + png);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(fs::file_size(png), 1000u);
   EXPECT_NE(r.out.find("survived the horizon"), std::string::npos) << r.out;
   std::ifstream in(csv);
   std::string header, line;
@@ -441,6 +444,14 @@ TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
     if (line.find(",ok,1,") != std::string::npos) EXPECT_EQ(line.find("nan"), std::string::npos) << line;
   }
   EXPECT_EQ(rows, 24);
+  // The same results as HDF5 next to the CSV: one dataset per column.
+  const std::string h5 = (dir_ / "in_stability.h5").string();
+  ASSERT_TRUE(fs::exists(h5));
+  const swarmfit::h5::Handle file(H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), h5);
+  std::vector<hsize_t> dims;
+  EXPECT_EQ(swarmfit::h5::read_doubles(file, "megno", &dims).size(), 24u);
+  EXPECT_EQ(swarmfit::h5::read_doubles(file, "max_e", &dims).size(), 48u);
+  EXPECT_EQ(dims, (std::vector<hsize_t>{24, 2}));
   expect_refused(run("stability " + run_file + " --horizon 200 --output " + csv), "exists");
   expect_refused(run("stability " + run_file + " --horizon -1 --output " + csv + "2"), "--horizon must be > 0");
   expect_refused(run("stability " + run_file + " --integrator rkck_adaptive --output " + csv + "2"), "adapts its step");
