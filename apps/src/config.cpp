@@ -26,4 +26,16 @@ void parse_command_line(int argc, char** argv, const po::options_description& op
   }
 }
 
+void parse_command_line_with_file(int argc, char** argv, const po::options_description& options, const char* positional,
+                                  po::variables_map& vm) {
+  po::positional_options_description file;
+  file.add(positional, 1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(options).positional(file).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(std::string("command line: ") + e.what());
+  }
+}
+
 }  // namespace swarmfit::app

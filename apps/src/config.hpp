@@ -15,5 +15,8 @@ namespace swarmfit::app {
 // problem.
 void parse_command_line(int argc, char** argv, const boost::program_options::options_description& options,
                         std::vector<std::string>* overrides, boost::program_options::variables_map& vm);
+// The same for a command whose one positional argument (a file) is the option `positional`.
+void parse_command_line_with_file(int argc, char** argv, const boost::program_options::options_description& options,
+                                  const char* positional, boost::program_options::variables_map& vm);
 
 }  // namespace swarmfit::app

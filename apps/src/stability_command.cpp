@@ -146,15 +146,8 @@ int stability_command(int argc, char** argv) {
       "also plot MEGNO and the orbits survived against the eccentricities and period ratios here")(
       "resume", po::bool_switch(&resume),
       "continue a stopped run from its checkpoint (OUTPUT.checkpoint.h5, written as the run goes)");
-  po::positional_options_description positional;
-  positional.add("run", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(std::string("command line: ") + e.what());
-  }
+  parse_command_line_with_file(argc, argv, options, "run", vm);
   if (vm.count("help")) {
     std::cout << "usage: swarmfit stability RUN.h5 [options]\n"
                  "       swarmfit stability --config FILE --params FILE.csv [options]\n"
@@ -331,12 +324,7 @@ int map_command(int argc, char** argv) {
       "output", po::value<std::string>(&output)->default_value("map.csv"), "CSV file of the grid")(
       "png", po::value<std::string>(&png), "also plot MEGNO and the survival time here (python3, matplotlib)");
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(std::string("command line: ") + e.what());
-  }
+  parse_command_line(argc, argv, options, nullptr, vm);
   if (vm.count("help")) {
     std::cout << "usage: swarmfit map --config FILE --x NAME:LO:HI:N --y NAME:LO:HI:N [options]\n" << options;
     return 0;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "config.hpp"
 #include "errors.hpp"
 #include "swarmfit/models/fit_summary.hpp"
 
@@ -21,15 +22,8 @@ int summary_command(int argc, char** argv) {
   options.add_options()("help,h", "show this help")("run", po::value<std::string>(&path), "run file (HDF5)")(
       "burn-in", po::value<long>(&burn_in)->default_value(-1), "generations to discard (-1: the first half)")(
       "csv", po::value<std::string>(&csv), "also write the table as CSV here");
-  po::positional_options_description positional;
-  positional.add("run", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(std::string("command line: ") + e.what());
-  }
+  parse_command_line_with_file(argc, argv, options, "run", vm);
   if (vm.count("help")) {
     std::cout << "usage: swarmfit summary RUN.h5 [--burn-in G] [--csv FILE]\n" << options;
     return 0;
