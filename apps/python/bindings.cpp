@@ -26,6 +26,7 @@
 #include "swarmfit/models/fit.hpp"
 #include "swarmfit/models/fit_summary.hpp"
 #include "swarmfit/models/posterior.hpp"
+#include "swarmfit/models/stability.hpp"
 #include "swarmfit/models/status.hpp"
 
 namespace nb = nanobind;
@@ -196,6 +197,78 @@ nb::dict curves(const Model& model, const Matrix& theta) {
   out["rv"] = to_numpy(std::move(c.rv), {size(n), rv});
   out["log_likelihood"] = to_numpy(std::move(lnl));
   out["status"] = to_numpy(std::move(status));
+  return out;
+}
+
+// Stability of each row (models/stability.hpp, as `swarmfit stability`): survival to the horizon,
+// the chaos indicators and the analytic criteria, column by column.
+nb::dict stability(const Model& model, const Matrix& theta, double horizon_orbits, const std::string& integrator,
+                   double steps_per_orbit, double close_approach, double megno_limit, const std::string& backend,
+                   int threads) {
+  const std::vector<double> full = model.expand(theta);
+  const long n = static_cast<long>(theta.shape(0));
+  const PlanetaryModel& pm = *model.config().model;
+  const int planets = pm.num_planets();
+  StabilityOptions o;
+  o.horizon_orbits = horizon_orbits;
+  o.integrator = integrator;
+  o.steps_per_orbit = steps_per_orbit;
+  o.close_approach = close_approach;
+  o.megno_limit = megno_limit;
+  o.backend = backend;
+  o.threads = threads;
+  if (!(horizon_orbits > 0) || !(steps_per_orbit >= 4) || close_approach < 0)
+    throw InputError("stability: horizon_orbits > 0, steps_per_orbit >= 4 and close_approach >= 0 are required");
+  if (backend != "cpu" && backend != "cuda") throw InputError("stability: backend must be cpu or cuda");
+  if (backend == "cuda" && !cuda_available())
+    throw InputError("stability: backend cuda requested but " + cuda_device_name());
+  if (pm.num_bodies() > kMaxChaosBodies) throw InputError("stability: too many planets for the chaos indicators");
+  std::vector<SetStability> r;
+  {
+    nb::gil_scoped_release release;
+    try {
+      r = assess_stability(pm, full, n, o);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+  }
+  std::vector<int> status(size(n)), survived(size(n)), chaotic(size(n)), amd(size(n)), hill(size(n)), crossing(size(n));
+  std::vector<double> time(size(n)), orbits(size(n)), megno(size(n)), slope(size(n)), lyapunov(size(n)),
+      closest(size(n)), max_e(size(n) * planets, NAN), max_da(size(n) * planets, NAN);
+  for (long k = 0; k < n; ++k) {
+    status[k] = r[k].status;
+    survived[k] = r[k].survived();
+    chaotic[k] = r[k].chaotic;
+    amd[k] = r[k].criteria.amd_stable;
+    hill[k] = r[k].criteria.hill_stable;
+    crossing[k] = r[k].criteria.crossing;
+    time[k] = r[k].time;
+    orbits[k] = r[k].orbits;
+    megno[k] = r[k].chaos.megno;
+    slope[k] = r[k].chaos.megno_slope;
+    lyapunov[k] = r[k].chaos.lyapunov;
+    closest[k] = r[k].chaos.closest_hill;
+    for (int q = 0; q < planets && q < static_cast<int>(r[k].chaos.max_e.size()); ++q) {
+      max_e[k * planets + q] = r[k].chaos.max_e[q];
+      max_da[k * planets + q] = r[k].chaos.max_da[q];
+    }
+  }
+  const std::size_t rows = size(n), cols = static_cast<std::size_t>(planets);
+  nb::dict out;
+  out["status"] = to_numpy(std::move(status));
+  out["survived"] = to_numpy(std::move(survived));
+  out["time"] = to_numpy(std::move(time));
+  out["orbits"] = to_numpy(std::move(orbits));
+  out["megno"] = to_numpy(std::move(megno));
+  out["megno_slope"] = to_numpy(std::move(slope));
+  out["lyapunov"] = to_numpy(std::move(lyapunov));
+  out["closest_hill"] = to_numpy(std::move(closest));
+  out["chaotic"] = to_numpy(std::move(chaotic));
+  out["max_e"] = to_numpy(std::move(max_e), {rows, cols});
+  out["max_da"] = to_numpy(std::move(max_da), {rows, cols});
+  out["amd_stable"] = to_numpy(std::move(amd));
+  out["hill_stable"] = to_numpy(std::move(hill));
+  out["crossing"] = to_numpy(std::move(crossing));
   return out;
 }
 
@@ -608,7 +681,9 @@ NB_MODULE(_core, m) {
       .def("log_prior", &py::log_prior, "theta"_a)
       .def("log_posterior", &py::log_posterior, "theta"_a)
       .def("rv_curve", &py::rv_curve, "theta"_a, "times"_a)
-      .def("curves", &py::curves, "theta"_a);
+      .def("curves", &py::curves, "theta"_a)
+      .def("stability", &py::stability, "theta"_a, "horizon_orbits"_a, "integrator"_a, "steps_per_orbit"_a,
+           "close_approach"_a, "megno_limit"_a, "backend"_a, "threads"_a);
 
   nb::class_<Run>(m, "Run")
       .def_prop_ro("path", [](const Run& r) { return r.path; })

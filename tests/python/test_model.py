@@ -1,6 +1,8 @@
 """swarmfit.Model: the batched log-likelihood, prior and posterior equal the command's bitwise (the
 values stored in its run file), a model built in Python equals the same model read from files,
 predictions agree with the run file's, and failures are -inf with a status, never NaN."""
+import os
+
 import h5py
 import numpy as np
 import pytest
@@ -142,3 +144,31 @@ def test_cuda_backend_reproducible_is_the_cpu_bitwise(model, chain):
     assert gpu.backend == "cuda"
     assert np.array_equal(gpu.log_likelihood(theta), model.log_likelihood(theta))
     assert np.array_equal(gpu.log_posterior(theta), model.log_posterior(theta))
+
+
+def test_stability_of_rows_matches_the_command(model, tmp_path):
+    """Model.stability integrates rows as `swarmfit stability --params` does: the same status and
+    MEGNO for the same sets; a row of crossing orbits is flagged by the criteria."""
+    import subprocess
+
+    rows = np.array([model.initial, model.initial])
+    rows[1][model.free_names.index("secosw_b")] = 0.6
+    rows[1][model.free_names.index("sesinw_b")] = 0.6  # e_b = 0.72: crosses c's orbit
+    table = model.stability(rows, horizon_orbits=200)
+    assert list(table["status"])[0] == "ok" and table["survived"][0]
+    assert 1.9 < table["megno"][0] < 2.5
+    assert table["crossing"][1] and not table["amd_stable"][1]
+    assert (table["max_e_b"] >= 0).all() and np.isfinite(table["closest_hill"][0])
+    full = model.expand(rows[:1])
+    params = tmp_path / "sets.csv"
+    params.write_text(",".join(model.names) + "\n" + ",".join(repr(float(v)) for v in full[0]) + "\n")
+    out = tmp_path / "cli.csv"
+    subprocess.run([os.environ["SWARMFIT_BINARY"], "stability", "--config", str(DEMO_CONFIG), "--params", str(params),
+                    "--horizon", "200", "--output", str(out)], check=True, capture_output=True)
+    import pandas as pd
+
+    cli = pd.read_csv(out)
+    assert cli["status"][0] == "ok"
+    assert cli["megno"][0] == pytest.approx(table["megno"][0], rel=1e-9)
+    with pytest.raises(swarmfit.InputError, match="horizon_orbits > 0"):
+        model.stability(rows, horizon_orbits=-1)

@@ -176,6 +176,32 @@ class Model:
         values, _, _, status = self._core.log_posterior(rows)
         return _out(values, status, single, return_status)
 
+    def stability(self, theta, horizon_orbits=1e4, integrator="whfast", steps_per_orbit=20.0, close_approach=3.0,
+                  megno_limit=3.0, backend="cpu", threads=0):
+        """Integrates each row of theta (free parameters) for `horizon_orbits` orbits of its outermost
+        planet with the chaos indicators on, as ``swarmfit stability`` does (README, "Stability").
+
+        Returns a pandas DataFrame, one row per set: status, survived, time (days), orbits, megno,
+        megno_slope (REBOUND's sim.lyapunov()), lyapunov (finite-time exponent, per day),
+        closest_hill, chaotic (MEGNO > megno_limit), max_e_<planet>, max_da_<planet>, amd_stable,
+        hill_stable, crossing."""
+        import pandas as pd
+
+        rows, _ = self._rows(theta)
+        r = self._core.stability(rows, float(horizon_orbits), integrator, float(steps_per_orbit),
+                                 float(close_approach), float(megno_limit), backend, int(threads))
+        table = {k: r[k] for k in ("status", "survived", "time", "orbits", "megno", "megno_slope", "lyapunov",
+                                   "closest_hill", "chaotic")}
+        table["status"] = status_names(r["status"])
+        for key in ("survived", "chaotic"):
+            table[key] = r[key].astype(bool)
+        for q, planet in enumerate(self.planets):
+            table["max_e_" + planet] = r["max_e"][:, q]
+            table["max_da_" + planet] = r["max_da"][:, q]
+        for key in ("amd_stable", "hill_stable", "crossing"):
+            table[key] = r[key].astype(bool)
+        return pd.DataFrame(table)
+
     def expand(self, theta):
         """Rows of free parameters -> rows of every parameter (names), the fixed ones from the configuration."""
         rows, single = self._rows(theta)
