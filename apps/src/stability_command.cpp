@@ -159,6 +159,9 @@ int stability_command(int argc, char** argv) {
   if (!(s.horizon_orbits > 0)) throw InputError("command line: --horizon must be > 0");
   if (!(s.steps_per_orbit >= 4)) throw InputError("command line: --steps-per-orbit must be >= 4");
   if (s.close_approach < 0) throw InputError("command line: --close-approach must be >= 0");
+  if (draws < 0) throw InputError("command line: --draws must be >= 0 (0: all)");
+  if (s.threads < 0) throw InputError("command line: --threads must be >= 0 (0: all)");
+  if (!(s.megno_limit > 2)) throw InputError("command line: --megno-limit must be > 2 (MEGNO tends to 2 when regular)");
   if (s.backend != "cpu" && s.backend != "cuda") throw InputError("command line: --backend must be cpu or cuda");
   if (s.backend == "cuda" && !cuda_available())
     throw InputError("command line: --backend cuda requested but " + cuda_device_name());
@@ -335,6 +338,8 @@ int map_command(int argc, char** argv) {
   if (static_cast<long>(x.n) * y.n > 10000000) throw InputError("command line: more than 1e7 grid cells");
   if (!(s.horizon_orbits > 0)) throw InputError("command line: --horizon must be > 0");
   if (!(s.steps_per_orbit >= 4)) throw InputError("command line: --steps-per-orbit must be >= 4");
+  if (s.close_approach < 0) throw InputError("command line: --close-approach must be >= 0");
+  if (s.threads < 0) throw InputError("command line: --threads must be >= 0 (0: all)");
   if (s.backend != "cpu" && s.backend != "cuda") throw InputError("command line: --backend must be cpu or cuda");
   if (s.backend == "cuda" && !cuda_available())
     throw InputError("command line: --backend cuda requested but " + cuda_device_name());

@@ -454,6 +454,8 @@ TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
   EXPECT_EQ(dims, (std::vector<hsize_t>{24, 2}));
   expect_refused(run("stability " + run_file + " --horizon 200 --output " + csv), "exists");
   expect_refused(run("stability " + run_file + " --horizon -1 --output " + csv + "2"), "--horizon must be > 0");
+  expect_refused(run("stability " + run_file + " --draws -3 --output " + csv + "2"), "--draws must be >= 0");
+  expect_refused(run("stability " + run_file + " --megno-limit 1 --output " + csv + "2"), "--megno-limit must be > 2");
   expect_refused(run("stability " + run_file + " --integrator rkck_adaptive --output " + csv + "2"), "adapts its step");
   expect_refused(run("stability " + (dir_ / "missing.h5").string() + " --output " + csv + "2"), "missing.h5");
   EXPECT_FALSE(fs::exists(csv + "2"));
