@@ -232,43 +232,25 @@ nb::dict stability(const Model& model, const Matrix& theta, double horizon_orbit
       throw InputError(e.what());
     }
   }
-  std::vector<int> status(size(n)), survived(size(n)), chaotic(size(n)), amd(size(n)), hill(size(n)), crossing(size(n));
-  std::vector<double> time(size(n)), orbits(size(n)), megno(size(n)), slope(size(n)), lyapunov(size(n)),
-      closest(size(n)), max_e(size(n) * planets, NAN), max_da(size(n) * planets, NAN);
-  for (long k = 0; k < n; ++k) {
-    status[k] = r[k].status;
-    survived[k] = r[k].survived();
-    chaotic[k] = r[k].chaotic;
-    amd[k] = r[k].criteria.amd_stable;
-    hill[k] = r[k].criteria.hill_stable;
-    crossing[k] = r[k].criteria.crossing;
-    time[k] = r[k].time;
-    orbits[k] = r[k].orbits;
-    megno[k] = r[k].chaos.megno;
-    slope[k] = r[k].chaos.megno_slope;
-    lyapunov[k] = r[k].chaos.lyapunov;
-    closest[k] = r[k].chaos.closest_hill;
-    for (int q = 0; q < planets && q < static_cast<int>(r[k].chaos.max_e.size()); ++q) {
-      max_e[k * planets + q] = r[k].chaos.max_e[q];
-      max_da[k * planets + q] = r[k].chaos.max_da[q];
-    }
-  }
+  StabilityColumns c = stability_columns(r, planets);
   const std::size_t rows = size(n), cols = static_cast<std::size_t>(planets);
   nb::dict out;
-  out["status"] = to_numpy(std::move(status));
-  out["survived"] = to_numpy(std::move(survived));
-  out["time"] = to_numpy(std::move(time));
-  out["orbits"] = to_numpy(std::move(orbits));
-  out["megno"] = to_numpy(std::move(megno));
-  out["megno_slope"] = to_numpy(std::move(slope));
-  out["lyapunov"] = to_numpy(std::move(lyapunov));
-  out["closest_hill"] = to_numpy(std::move(closest));
-  out["chaotic"] = to_numpy(std::move(chaotic));
-  out["max_e"] = to_numpy(std::move(max_e), {rows, cols});
-  out["max_da"] = to_numpy(std::move(max_da), {rows, cols});
-  out["amd_stable"] = to_numpy(std::move(amd));
-  out["hill_stable"] = to_numpy(std::move(hill));
-  out["crossing"] = to_numpy(std::move(crossing));
+  for (auto [name, column] : {std::pair{"status", &c.status},
+                              {"survived", &c.survived},
+                              {"chaotic", &c.chaotic},
+                              {"amd_stable", &c.amd_stable},
+                              {"hill_stable", &c.hill_stable},
+                              {"crossing", &c.crossing}})
+    out[name] = to_numpy(std::move(*column));
+  for (auto [name, column] : {std::pair{"time", &c.time},
+                              {"orbits", &c.orbits},
+                              {"megno", &c.megno},
+                              {"megno_slope", &c.megno_slope},
+                              {"lyapunov", &c.lyapunov},
+                              {"closest_hill", &c.closest_hill}})
+    out[name] = to_numpy(std::move(*column));
+  out["max_e"] = to_numpy(std::move(c.max_e), {rows, cols});
+  out["max_da"] = to_numpy(std::move(c.max_da), {rows, cols});
   return out;
 }
 

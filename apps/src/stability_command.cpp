@@ -62,27 +62,7 @@ void write_stability_h5(const std::string& path, const PlanetaryModel& model, co
                         const StabilityPlan& plan) {
   const int np = model.num_parameters(), planets = model.num_planets();
   const hsize_t n = static_cast<hsize_t>(count), p = static_cast<hsize_t>(planets);
-  std::vector<int> status(count), survived(count), chaotic(count), amd(count), hill(count), crossing(count);
-  std::vector<double> time(count), orbits(count), megno(count), slope(count), lyapunov(count), closest(count),
-      max_e(count * planets), max_da(count * planets);
-  for (long k = 0; k < count; ++k) {
-    status[k] = r[k].status;
-    survived[k] = r[k].survived();
-    chaotic[k] = r[k].chaotic;
-    amd[k] = r[k].criteria.amd_stable;
-    hill[k] = r[k].criteria.hill_stable;
-    crossing[k] = r[k].criteria.crossing;
-    time[k] = r[k].time;
-    orbits[k] = r[k].orbits;
-    megno[k] = r[k].chaos.megno;
-    slope[k] = r[k].chaos.megno_slope;
-    lyapunov[k] = r[k].chaos.lyapunov;
-    closest[k] = r[k].chaos.closest_hill;
-    for (int q = 0; q < planets; ++q) {
-      max_e[k * planets + q] = q < static_cast<int>(r[k].chaos.max_e.size()) ? r[k].chaos.max_e[q] : NAN;
-      max_da[k * planets + q] = q < static_cast<int>(r[k].chaos.max_da.size()) ? r[k].chaos.max_da[q] : NAN;
-    }
-  }
+  const StabilityColumns c = stability_columns(r, planets);
   std::vector<std::string> names, planet_names = model.planets();
   for (const auto& info : model.parameters()) names.push_back(info.name);
   h5::AtomicFile file(path);
@@ -91,20 +71,22 @@ void write_stability_h5(const std::string& path, const PlanetaryModel& model, co
     h5::write(f, "params", {n, static_cast<hsize_t>(np)}, sets.data());
     h5::write_strings(f, "parameter_names", names);
     h5::write_strings(f, "planet_names", planet_names);
-    h5::write(f, "status", {n}, status.data());
-    h5::write(f, "survived", {n}, survived.data());
-    h5::write(f, "chaotic", {n}, chaotic.data());
-    h5::write(f, "time_days", {n}, time.data());
-    h5::write(f, "orbits", {n}, orbits.data());
-    h5::write(f, "megno", {n}, megno.data());
-    h5::write(f, "megno_slope", {n}, slope.data());
-    h5::write(f, "lyapunov_per_day", {n}, lyapunov.data());
-    h5::write(f, "closest_hill", {n}, closest.data());
-    h5::write(f, "max_e", {n, p}, max_e.data());
-    h5::write(f, "max_da", {n, p}, max_da.data());
-    h5::write(f, "amd_stable", {n}, amd.data());
-    h5::write(f, "hill_stable", {n}, hill.data());
-    h5::write(f, "crossing", {n}, crossing.data());
+    for (auto [name, column] : {std::pair{"status", &c.status},
+                                {"survived", &c.survived},
+                                {"chaotic", &c.chaotic},
+                                {"amd_stable", &c.amd_stable},
+                                {"hill_stable", &c.hill_stable},
+                                {"crossing", &c.crossing}})
+      h5::write(f, name, {n}, column->data());
+    for (auto [name, column] : {std::pair{"time_days", &c.time},
+                                {"orbits", &c.orbits},
+                                {"megno", &c.megno},
+                                {"megno_slope", &c.megno_slope},
+                                {"lyapunov_per_day", &c.lyapunov},
+                                {"closest_hill", &c.closest_hill}})
+      h5::write(f, name, {n}, column->data());
+    h5::write(f, "max_e", {n, p}, c.max_e.data());
+    h5::write(f, "max_da", {n, p}, c.max_da.data());
     h5::attribute(f, "integrator", s.integrator);
     h5::attribute(f, "time_step_days", plan.time_step);
     h5::attribute(f, "horizon_days", plan.horizon);

@@ -305,18 +305,18 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   L.threads = c.vm["threads"].as<int>();
   StabilityConstraint& S = c.stability;
   S.mode = choice("stability", {"none", "amd", "hill", "integrate", "megno"});
-  S.horizon_orbits = c.vm["stability_horizon"].as<double>();
-  if (!(S.horizon_orbits > 0) || !std::isfinite(S.horizon_orbits))
+  S.options.horizon_orbits = c.vm["stability_horizon"].as<double>();
+  if (!(S.options.horizon_orbits > 0) || !std::isfinite(S.options.horizon_orbits))
     throw InputError(origin("stability_horizon") + ": key 'stability_horizon' must be > 0");
-  S.megno_limit = c.vm["stability_megno_limit"].as<double>();
-  if (!(S.megno_limit > 2))
+  S.options.megno_limit = c.vm["stability_megno_limit"].as<double>();
+  if (!(S.options.megno_limit > 2))
     throw InputError(origin("stability_megno_limit") + ": key 'stability_megno_limit' must be > 2");
   S.penalty = c.vm["stability_penalty"].as<double>();
   if (!(S.penalty >= 0) || !std::isfinite(S.penalty))
     throw InputError(origin("stability_penalty") + ": key 'stability_penalty' must be >= 0");
-  S.close_approach = L.monitors.close_approach > 0 ? L.monitors.close_approach : 3.0;
-  S.backend = L.backend;
-  S.threads = L.threads;
+  S.options.close_approach = L.monitors.close_approach > 0 ? L.monitors.close_approach : 3.0;
+  S.options.backend = L.backend;
+  S.options.threads = L.threads;
   if (c.vm["star_mass"].as<double>() <= 0) throw InputError(origin("star_mass") + ": key 'star_mass' must be > 0");
   return c;
 }

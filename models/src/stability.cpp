@@ -257,16 +257,7 @@ long apply_stability(const PlanetaryModel& model, const StabilityConstraint& c, 
     std::vector<double> sets;
     sets.reserve(candidates.size() * np);
     for (long s : candidates) sets.insert(sets.end(), params + s * np, params + (s + 1) * np);
-    StabilityOptions o;
-    o.integrator = c.integrator;
-    o.steps_per_orbit = c.steps_per_orbit;
-    o.horizon_orbits = c.horizon_orbits;
-    o.close_approach = c.close_approach;
-    o.megno_limit = c.megno_limit;
-    o.backend = c.backend;
-    o.threads = c.threads;
-    o.progress_calls = 1;
-    const std::vector<SetStability> r = assess_stability(model, sets, static_cast<long>(candidates.size()), o);
+    const std::vector<SetStability> r = assess_stability(model, sets, static_cast<long>(candidates.size()), c.options);
     for (std::size_t k = 0; k < candidates.size(); ++k)
       fails[k] = !r[k].survived() || (c.mode == "megno" && r[k].chaotic);
   } else {
@@ -319,6 +310,32 @@ std::vector<double> parameter_grid(const PlanetaryModel& model, const std::vecto
       set_y(p, y.value(j));
     }
   return sets;
+}
+
+StabilityColumns stability_columns(const std::vector<SetStability>& r, int planets) {
+  StabilityColumns c;
+  const std::size_t n = r.size();
+  c.max_e.assign(n * planets, std::nan(""));
+  c.max_da.assign(n * planets, std::nan(""));
+  for (std::size_t k = 0; k < n; ++k) {
+    c.status.push_back(r[k].status);
+    c.survived.push_back(r[k].survived());
+    c.chaotic.push_back(r[k].chaotic);
+    c.amd_stable.push_back(r[k].criteria.amd_stable);
+    c.hill_stable.push_back(r[k].criteria.hill_stable);
+    c.crossing.push_back(r[k].criteria.crossing);
+    c.time.push_back(r[k].time);
+    c.orbits.push_back(r[k].orbits);
+    c.megno.push_back(r[k].chaos.megno);
+    c.megno_slope.push_back(r[k].chaos.megno_slope);
+    c.lyapunov.push_back(r[k].chaos.lyapunov);
+    c.closest_hill.push_back(r[k].chaos.closest_hill);
+    for (int q = 0; q < planets && q < static_cast<int>(r[k].chaos.max_e.size()); ++q) {
+      c.max_e[k * planets + q] = r[k].chaos.max_e[q];
+      c.max_da[k * planets + q] = r[k].chaos.max_da[q];
+    }
+  }
+  return c;
 }
 
 namespace {

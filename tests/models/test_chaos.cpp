@@ -154,7 +154,7 @@ TEST(Chaos, MegnoTendsToTwoForQuasiPeriodicAndGrowsForChaotic) {
   EXPECT_GT(megno[0], 10.0);
   EXPECT_GT(megno[1], 1.5 * megno[0]);
   EXPECT_GT(megno[2], 1.2 * megno[1]);
-  EXPECT_NEAR(2 * chaotic.megno_slope / chaotic.lyapunov, 1.0, 0.5);
+  EXPECT_NEAR(2 * chaotic.megno_slope / chaotic.lyapunov, 1.0, 0.2);  // measured 0.97
 }
 
 // REBOUND's MEGNO (tests/fixtures/make_megno_fixtures.py): the same initial state and tangent,

@@ -140,7 +140,7 @@ TEST(StabilityConstraint, RejectsACrossingProposalInEveryMode) {
     SCOPED_TRACE(mode);
     StabilityConstraint constraint;
     constraint.mode = mode;
-    constraint.horizon_orbits = 1000;
+    constraint.options.horizon_orbits = 1000;
     double lnl[2] = {-10.0, -20.0};
     int status[2] = {0, 0};
     EXPECT_EQ(apply_stability(model, constraint, sets.data(), 2, lnl, status), 1);

@@ -64,15 +64,15 @@ std::vector<SetStability> assess_stability(const PlanetaryModel& model, const st
 // integration on the fit's backend.
 struct StabilityConstraint {
   std::string mode = "none";
-  double horizon_orbits = 1e3;
-  double megno_limit = 3.0;
   double penalty = 0.0;
-  std::string integrator = "whfast";
-  double steps_per_orbit = 20.0;
-  double close_approach = 3.0;
-  std::string backend = "cpu";
-  int threads = 0;
+  StabilityOptions options = fit_options();  // the second pass's (integrate, megno)
   bool active() const { return mode != "none"; }
+  static StabilityOptions fit_options() {
+    StabilityOptions o;
+    o.horizon_orbits = 1e3;
+    o.progress_calls = 1;
+    return o;
+  }
 };
 // Applies the constraint to sets [0, count) (rows of `params`, full parameter sets) whose ln L is
 // finite; returns how many failed.
@@ -91,6 +91,14 @@ struct GridAxis {
 // std::invalid_argument naming an unknown axis.
 std::vector<double> parameter_grid(const PlanetaryModel& model, const std::vector<double>& base, const GridAxis& x,
                                    const GridAxis& y);
+
+// The results as columns (one entry per set; max_e and max_da [set][planet], NaN where a set has
+// no orbits), for the writers of tables and arrays.
+struct StabilityColumns {
+  std::vector<int> status, survived, chaotic, amd_stable, hill_stable, crossing;
+  std::vector<double> time, orbits, megno, megno_slope, lyapunov, closest_hill, max_e, max_da;
+};
+StabilityColumns stability_columns(const std::vector<SetStability>& results, int planets);
 
 // The posterior of every set next to that of the survivors: median and 16/84% quantiles of each
 // parameter and of each planet's eccentricity and mass (Earth masses).
