@@ -235,20 +235,8 @@ nb::dict stability(const Model& model, const Matrix& theta, double horizon_orbit
   StabilityColumns c = stability_columns(r, planets);
   const std::size_t rows = size(n), cols = static_cast<std::size_t>(planets);
   nb::dict out;
-  for (auto [name, column] : {std::pair{"status", &c.status},
-                              {"survived", &c.survived},
-                              {"chaotic", &c.chaotic},
-                              {"amd_stable", &c.amd_stable},
-                              {"hill_stable", &c.hill_stable},
-                              {"crossing", &c.crossing}})
-    out[name] = to_numpy(std::move(*column));
-  for (auto [name, column] : {std::pair{"time", &c.time},
-                              {"orbits", &c.orbits},
-                              {"megno", &c.megno},
-                              {"megno_slope", &c.megno_slope},
-                              {"lyapunov", &c.lyapunov},
-                              {"closest_hill", &c.closest_hill}})
-    out[name] = to_numpy(std::move(*column));
+  for (auto [name, column] : c.flags()) out[name] = to_numpy(std::move(*column));
+  for (auto [name, column] : c.values()) out[name] = to_numpy(std::move(*column));
   out["max_e"] = to_numpy(std::move(c.max_e), {rows, cols});
   out["max_da"] = to_numpy(std::move(c.max_da), {rows, cols});
   return out;

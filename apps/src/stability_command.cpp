@@ -62,7 +62,7 @@ void write_stability_h5(const std::string& path, const PlanetaryModel& model, co
                         const StabilityPlan& plan) {
   const int np = model.num_parameters(), planets = model.num_planets();
   const hsize_t n = static_cast<hsize_t>(count), p = static_cast<hsize_t>(planets);
-  const StabilityColumns c = stability_columns(r, planets);
+  StabilityColumns c = stability_columns(r, planets);
   std::vector<std::string> names, planet_names = model.planets();
   for (const auto& info : model.parameters()) names.push_back(info.name);
   h5::AtomicFile file(path);
@@ -71,20 +71,8 @@ void write_stability_h5(const std::string& path, const PlanetaryModel& model, co
     h5::write(f, "params", {n, static_cast<hsize_t>(np)}, sets.data());
     h5::write_strings(f, "parameter_names", names);
     h5::write_strings(f, "planet_names", planet_names);
-    for (auto [name, column] : {std::pair{"status", &c.status},
-                                {"survived", &c.survived},
-                                {"chaotic", &c.chaotic},
-                                {"amd_stable", &c.amd_stable},
-                                {"hill_stable", &c.hill_stable},
-                                {"crossing", &c.crossing}})
-      h5::write(f, name, {n}, column->data());
-    for (auto [name, column] : {std::pair{"time_days", &c.time},
-                                {"orbits", &c.orbits},
-                                {"megno", &c.megno},
-                                {"megno_slope", &c.megno_slope},
-                                {"lyapunov_per_day", &c.lyapunov},
-                                {"closest_hill", &c.closest_hill}})
-      h5::write(f, name, {n}, column->data());
+    for (auto [name, column] : c.flags()) h5::write(f, name, {n}, column->data());
+    for (auto [name, column] : c.values()) h5::write(f, name, {n}, column->data());
     h5::write(f, "max_e", {n, p}, c.max_e.data());
     h5::write(f, "max_da", {n, p}, c.max_da.data());
     h5::attribute(f, "integrator", s.integrator);

@@ -181,8 +181,9 @@ class Model:
         """Integrates each row of theta (free parameters) for `horizon_orbits` orbits of its outermost
         planet with the chaos indicators on, as ``swarmfit stability`` does (README, "Stability").
 
-        Returns a pandas DataFrame, one row per set: status, survived, time (days), orbits, megno,
-        megno_slope (REBOUND's sim.lyapunov()), lyapunov (finite-time exponent, per day),
+        Returns a pandas DataFrame, one row per set, the columns of the command's CSV: status,
+        survived, time_days, orbits, megno, megno_slope (REBOUND's sim.lyapunov()),
+        lyapunov_per_day (finite-time exponent),
         closest_hill, chaotic (MEGNO > megno_limit), max_e_<planet>, max_da_<planet>, amd_stable,
         hill_stable, crossing."""
         import pandas as pd
@@ -190,8 +191,8 @@ class Model:
         rows, _ = self._rows(theta)
         r = self._core.stability(rows, float(horizon_orbits), integrator, float(steps_per_orbit),
                                  float(close_approach), float(megno_limit), backend, int(threads))
-        table = {k: r[k] for k in ("status", "survived", "time", "orbits", "megno", "megno_slope", "lyapunov",
-                                   "closest_hill", "chaotic")}
+        table = {k: r[k] for k in ("status", "survived", "time_days", "orbits", "megno", "megno_slope",
+                                   "lyapunov_per_day", "closest_hill", "chaotic")}
         table["status"] = status_names(r["status"])
         for key in ("survived", "chaotic"):
             table[key] = r[key].astype(bool)

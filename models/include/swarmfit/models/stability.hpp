@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "swarmfit/models/chaos.hpp"
@@ -97,6 +98,19 @@ std::vector<double> parameter_grid(const PlanetaryModel& model, const std::vecto
 struct StabilityColumns {
   std::vector<int> status, survived, chaotic, amd_stable, hill_stable, crossing;
   std::vector<double> time, orbits, megno, megno_slope, lyapunov, closest_hill, max_e, max_da;
+  // The per-set columns by the names every writer uses (CSV, HDF5, Python); max_e and max_da apart.
+  std::vector<std::pair<const char*, std::vector<int>*>> flags() {
+    return {{"status", &status},         {"survived", &survived},       {"chaotic", &chaotic},
+            {"amd_stable", &amd_stable}, {"hill_stable", &hill_stable}, {"crossing", &crossing}};
+  }
+  std::vector<std::pair<const char*, std::vector<double>*>> values() {
+    return {{"time_days", &time},
+            {"orbits", &orbits},
+            {"megno", &megno},
+            {"megno_slope", &megno_slope},
+            {"lyapunov_per_day", &lyapunov},
+            {"closest_hill", &closest_hill}};
+  }
 };
 StabilityColumns stability_columns(const std::vector<SetStability>& results, int planets);
 
