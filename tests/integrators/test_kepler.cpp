@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "swarmfit/integrators/dual.hpp"
 #include "swarmfit/integrators/kepler.hpp"
 #include "test_support.hpp"
 
@@ -62,6 +63,57 @@ TEST(Kepler, ConservesEnergyAndAngularMomentumOverManySteps) {
   for (int k = 0; k < 100000; ++k) kepler_drift(x, v, 1.0, 0.0137);
   EXPECT_LT(std::fabs(energy() / e0 - 1), 1e-12);
   EXPECT_LT(std::fabs(angular() / l0 - 1), 1e-12);
+}
+
+// The drift on tangent lanes (kepler_drift_bodies on Dual): the values are bitwise the T drift's,
+// and the tangent is the derivative of the drift along the tangent direction, against a central
+// difference (step 1e-6 of the state: its error ~1e-11 relative, a wrong tangent term is O(1));
+// elliptic, near-parabolic and hyperbolic orbits, a drift of many periods (whole periods removed),
+// backwards, and a mass derivative.
+TEST(Kepler, TangentDriftIsTheDerivativeOfTheDrift) {
+  struct Case {
+    double q, e, h;
+  };
+  const Case cases[] = {{1.0, 0.0, 0.3},  {1.0, 0.3, 0.5},   {0.1, 0.9, 0.01}, {0.1, 0.9, 3.0},
+                        {1.0, 0.5, 31.4}, {1.0, 0.5, -40.0}, {1.0, 1.5, 0.4},  {1.0, 1.001, 5.0}};
+  const double dir[6] = {0.3, -0.7, 0.2, 0.5, 0.1, -0.4}, dmu = 0.6;
+  using D = Dual<double>;
+  for (const Case& c : cases) {
+    const State6 s0 = analytic_two_body(c.q, c.e, 1.0, 0.0);
+    const double x0[3] = {s0.x[0], s0.x[1], 0.01}, v0[3] = {s0.v[0], s0.v[1], 0.02};
+    D x[2][3], v[2][3], mu[2] = {D(0.0), D(1.0, dmu)}, factor[2] = {D(0.0), D(kepler_period_factor(1.0))};
+    for (int d = 0; d < 3; ++d) {
+      x[1][d] = D(x0[d], dir[d]);
+      v[1][d] = D(v0[d], dir[3 + d]);
+    }
+    ASSERT_TRUE(kepler_drift_bodies<2>(x, v, mu, factor, D(c.h)));
+    double xp[3], vp[3];
+    for (int d = 0; d < 3; ++d) xp[d] = x0[d], vp[d] = v0[d];
+    ASSERT_TRUE(kepler_drift(xp, vp, 1.0, c.h));
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(x[1][d].v, xp[d]);
+      EXPECT_EQ(v[1][d].v, vp[d]);
+    }
+    const double eps = 1e-6;
+    double plus[6], minus[6];
+    for (int sign : {1, -1}) {
+      double xs[3], vs[3];
+      for (int d = 0; d < 3; ++d) {
+        xs[d] = x0[d] + sign * eps * dir[d];
+        vs[d] = v0[d] + sign * eps * dir[3 + d];
+      }
+      ASSERT_TRUE(kepler_drift(xs, vs, 1.0 + sign * eps * dmu, c.h));
+      double* out = sign > 0 ? plus : minus;
+      for (int d = 0; d < 3; ++d) out[d] = xs[d], out[3 + d] = vs[d];
+    }
+    double scale = 0.0;
+    for (int k = 0; k < 6; ++k) scale = std::max(scale, std::fabs((plus[k] - minus[k]) / (2 * eps)));
+    for (int k = 0; k < 6; ++k) {
+      const double fd = (plus[k] - minus[k]) / (2 * eps);
+      const double tangent = k < 3 ? x[1][k].d : v[1][k - 3].d;
+      EXPECT_NEAR(tangent, fd, 1e-7 * scale) << c.q << " " << c.e << " " << c.h << " component " << k;
+    }
+  }
 }
 
 }  // namespace

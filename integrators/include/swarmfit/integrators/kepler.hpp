@@ -8,6 +8,7 @@
 // bisection, with a bounded number of iterations: the result is never NaN for finite input.
 #pragma once
 
+#include "swarmfit/integrators/dual.hpp"
 #include "swarmfit/integrators/lanes.hpp"
 
 namespace swarmfit {
@@ -231,6 +232,23 @@ SWARMFIT_HD MaskOf<T> kepler_drift(T (&x)[3], T (&v)[3], T mu, T h) {
   return k.finish(x, v);
 }
 
+// The solves of bodies 1..last in lock step until all have converged (or the iteration bound).
+template <int N, class T>
+SWARMFIT_HD void iterate_bodies(KeplerSolve<T> (&k)[N], int last) {
+  using Mask = MaskOf<T>;
+  SWARMFIT_ROLLED
+  for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
+    Mask done = Mask(true);
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i)
+      if (i <= last) done = mask_and(done, k[i].converged);
+    if (all(done)) break;
+    SWARMFIT_UNROLL_BODIES(N)
+    for (int i = 1; i < N; ++i)
+      if (i <= last) k[i].iterate();
+  }
+}
+
 // Bodies 1..N-1 drifted by h about their own mu[i], the solves in lock step: each iteration
 // takes a Halley step of every body, so the N - 1 independent dependency chains interleave (one
 // GPU thread, or one SIMD pack, has N - 1 times the instruction-level parallelism of solving
@@ -245,21 +263,90 @@ SWARMFIT_HD MaskOf<T> kepler_drift_bodies(T (&x)[N][3], T (&v)[N][3], const T (&
   SWARMFIT_UNROLL_BODIES(N)
   for (int i = 1; i < N; ++i)
     if (i <= last) k[i].start(x[i], v[i], mu[i], inv_two_pi_mu[i], h);
-  SWARMFIT_ROLLED
-  for (int iteration = 0; iteration < kKeplerMaxIterations; ++iteration) {
-    Mask done = Mask(true);
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i)
-      if (i <= last) done = mask_and(done, k[i].converged);
-    if (all(done)) break;
-    SWARMFIT_UNROLL_BODIES(N)
-    for (int i = 1; i < N; ++i)
-      if (i <= last) k[i].iterate();
-  }
+  iterate_bodies<N>(k, last);
   Mask ok = Mask(true);
   SWARMFIT_UNROLL_BODIES(N)
   for (int i = 1; i < N; ++i)
     if (i <= last) ok = mask_and(ok, k[i].finish(x[i], v[i]));
+  return ok;
+}
+
+// Tangent lanes (dual.hpp): the universal anomaly is solved on the values alone, the iteration the
+// T lanes take (so the values are bitwise those of kepler_drift_bodies on T), and the tangent map
+// is that of the converged solve: at the root F(s; r0, eta0, zeta0, beta, hr) = 0 the implicit
+// function theorem gives ds = -(dF at fixed s) / F'(s), with dG_k = (dG_k at fixed s) + G_(k-1) ds
+// (Danby 1988, sec. 6.9: dG_k/ds = G_(k-1)); then the f and g functions are differentiated once.
+// This is the derivative REBOUND's WHFast variational particles take of the drift (Rein & Tamayo
+// 2016, MNRAS 459, 2275, sec. 2.3); differentiating every Halley iteration instead (Dual through
+// KeplerSolve) tends to it as the solve converges, at twice the registers and arithmetic.
+template <class T>
+SWARMFIT_HD void kepler_tangent(const KeplerSolve<T>& k, const Dual<T> (&x)[3], const Dual<T> (&v)[3],
+                                const Dual<T>& gm, const Dual<T>& h, T (&dx)[3], T (&dv)[3]) {
+  using D = Dual<T>;
+  const D r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+  const D inv_r0 = lane_rsqrt(r2);
+  const D r0 = r2 * inv_r0;
+  const D v2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+  const D eta0 = x[0] * v[0] + x[1] * v[1] + x[2] * v[2];
+  const D beta = 2.0 * gm * inv_r0 - v2;
+  const D zeta0 = gm - beta * r0;
+  // hr = h - n P(mu, beta), n whole periods (piecewise constant), P = 2 pi mu beta^-3/2.
+  const T removed = h.v - k.hr;  // n P; exactly 0 where no period was removed
+  const T dlog_period = select(removed != 0.0, gm.d / gm.v - 1.5 * beta.d / beta.v, T(0.0));
+  const D hr(k.hr, h.d - removed * dlog_period);
+  // G_k at the root with s held fixed (their beta dependence only).
+  const D s(k.s, T(0.0));
+  D c0, c1, c2, c3;
+  stumpff(beta * s * s, c0, c1, c2, c3);
+  const D s2(k.s * k.s, T(0.0)), s3(k.s * k.s * k.s, T(0.0));
+  D G1 = s * c1, G2 = s2 * c2, G3 = s3 * c3;
+  const D F = r0 * s + eta0 * G2 + zeta0 * G3 - hr;
+  const T fp = r0.v + eta0.v * G1.v + zeta0.v * G2.v;  // F'(s) = r > 0
+  const T ds = -F.d / fp;
+  G3.d = G3.d + G2.v * ds;
+  G2.d = G2.d + G1.v * ds;
+  G1.d = G1.d + c0.v * ds;
+  const D r = r0 + eta0 * G1 + zeta0 * G2;
+  const D f = 1.0 - gm * G2 * inv_r0;
+  const D g = hr - gm * G3;
+  const D fdot = -gm * G1 * inv_r0 / r;
+  const D gdot = 1.0 - gm * G2 / r;
+  SWARMFIT_UNROLL
+  for (int d = 0; d < 3; ++d) {
+    dx[d] = (f * x[d] + g * v[d]).d;
+    dv[d] = (fdot * x[d] + gdot * v[d]).d;
+  }
+}
+
+template <int N, class T>
+SWARMFIT_HD MaskOf<T> kepler_drift_bodies(Dual<T> (&x)[N][3], Dual<T> (&v)[N][3], const Dual<T> (&mu)[N],
+                                          const Dual<T> (&inv_two_pi_mu)[N], Dual<T> h, int last = N - 1) {
+  using Mask = MaskOf<T>;
+  KeplerSolve<T> k[N];
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 1; i < N; ++i)
+    if (i <= last) {
+      const T xv[3] = {x[i][0].v, x[i][1].v, x[i][2].v};
+      const T vv[3] = {v[i][0].v, v[i][1].v, v[i][2].v};
+      k[i].start(xv, vv, mu[i].v, inv_two_pi_mu[i].v, h.v);
+    }
+  iterate_bodies<N>(k, last);
+  Mask ok = Mask(true);
+  SWARMFIT_UNROLL_BODIES(N)
+  for (int i = 1; i < N; ++i)
+    if (i <= last) {
+      T dx[3], dv[3];
+      kepler_tangent(k[i], x[i], v[i], mu[i], h, dx, dv);
+      T xv[3] = {x[i][0].v, x[i][1].v, x[i][2].v};
+      T vv[3] = {v[i][0].v, v[i][1].v, v[i][2].v};
+      const Mask moved = k[i].finish(xv, vv);
+      ok = mask_and(ok, moved);
+      SWARMFIT_UNROLL
+      for (int d = 0; d < 3; ++d) {
+        x[i][d] = Dual<T>(xv[d], select(moved, dx[d], x[i][d].d));
+        v[i][d] = Dual<T>(vv[d], select(moved, dv[d], v[i][d].d));
+      }
+    }
   return ok;
 }
 

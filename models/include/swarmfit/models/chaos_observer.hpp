@@ -135,13 +135,27 @@ struct ChaosObservation {
       Bodies<N, D> s = b;
       typename S::Work ws = w;
       S::end(s, ws, p);
-      D acc[N][3];
-      accelerations<N>(s.pos, s.mass, p.G, acc);
       T deltad = 0.0, delta2 = 0.0;
       for (int i = 0; i < N; ++i)
         for (int d = 0; d < 3; ++d) {
-          deltad = deltad + s.vel[i][d].d * s.pos[i][d].d + acc[i][d].d * s.vel[i][d].d;
+          deltad = deltad + s.vel[i][d].d * s.pos[i][d].d;
           delta2 = delta2 + s.pos[i][d].d * s.pos[i][d].d + s.vel[i][d].d * s.vel[i][d].d;
+        }
+      // + sum_i dv_i . da_i, da_i the tangent of the Newtonian accelerations: pair by pair, it is
+      // the jerk's formula (gravity.hpp, pair_jerk_terms) with the position tangents in place of
+      // the velocities, G m_j |d|^-3 (u - 3 (d.u) d / |d|^2) on body i and the opposite with G m_i
+      // on body j (no acceleration array: registers).
+      for (int i = 0; i < N; ++i)
+        for (int j = i + 1; j < N; ++j) {
+          T d[3], u[3], jdir[3];
+          for (int k = 0; k < 3; ++k) {
+            d[k] = s.pos[j][k].v - s.pos[i][k].v;
+            u[k] = s.pos[j][k].d - s.pos[i][k].d;
+          }
+          const T rinv3 = T(p.G) * pair_jerk_terms(d, u, jdir);
+          T dot = 0.0;
+          for (int k = 0; k < 3; ++k) dot = dot + (s.mass[j].v * s.vel[i][k].d - s.mass[i].v * s.vel[j][k].d) * jdir[k];
+          deltad = deltad + rinv3 * dot;
         }
       // MEGNO and the running regression, REBOUND's reb_tools_megno_update step for step.
       T* m = r.sums;
