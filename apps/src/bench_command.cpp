@@ -6,6 +6,8 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -22,6 +24,7 @@
 #include "swarmfit/models/chaos.hpp"
 #include "swarmfit/models/elements.hpp"
 #include "swarmfit/models/model_config.hpp"
+#include "swarmfit/observations/text_table.hpp"
 
 namespace po = boost::program_options;
 
@@ -280,45 +283,114 @@ void bench_likelihood(const std::string& config_path, const std::vector<std::str
 
 }  // namespace
 
-// S1 stability screen (design/BENCHMARKS.md): compact three-planet systems (G = 1, star 1; masses
-// log-uniform in [3e-6, 3e-5], period ratios uniform in [1.2, 1.6], e in [0, 0.05], inc in [0,
-// 0.02], angles uniform; Jacobi elements), `orbits` orbits of the outer planet at P_inner / 20 with
-// whfast and MEGNO on, unstable below 1 mutual Hill radius (SPOCK's criterion) or beyond 100;
-// timed against the same integration without the tangent (the MEGNO overhead).
-void bench_stability(long systems, double orbits, const std::vector<std::string>& backends, int threads) {
+// One planet of a screened system: mass (star 1, G = 1) and Jacobi elements with the period in
+// place of a (REBOUND's sim.add(m, P, e, inc, Omega, omega, M): the orbit about the interior mass).
+struct ScreenPlanet {
+  double m, period, e, inc, node, omega, mean_anomaly;
+};
+
+// The systems of a screen, as bench/spock_s1.py writes them (system, then m, P, e, inc, Omega,
+// omega, M of planets 1..k), or drawn from the S1 distribution.
+std::vector<std::vector<ScreenPlanet>> read_screen_systems(const std::string& path, std::vector<long>& ids) {
+  const std::vector<TableRow> rows = read_csv(path);
+  if (rows.empty()) throw InputError(path + ": empty");
+  const std::vector<std::string>& header = rows[0].fields;
+  const char* names[7] = {"m", "P", "e", "inc", "Omega", "omega", "M"};
+  int planets = 0;
+  while (std::find(header.begin(), header.end(), "m" + std::to_string(planets + 1)) != header.end()) ++planets;
+  if (header.empty() || header[0] != "system" || planets == 0)
+    throw InputError(path + ":" + std::to_string(rows[0].line) + ": header must start system,m1,P1,e1,...");
+  std::vector<int> column(7 * planets);
+  for (int i = 0; i < planets; ++i)
+    for (int k = 0; k < 7; ++k) {
+      const std::string name = names[k] + std::to_string(i + 1);
+      const auto at = std::find(header.begin(), header.end(), name);
+      if (at == header.end()) throw InputError(path + ":" + std::to_string(rows[0].line) + ": no column " + name);
+      column[7 * i + k] = static_cast<int>(at - header.begin());
+    }
+  std::vector<std::vector<ScreenPlanet>> systems;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const TableRow& row = rows[r];
+    if (row.fields.empty()) continue;
+    if (row.fields.size() != header.size())
+      throw InputError(path + ":" + std::to_string(row.line) + ": " + std::to_string(row.fields.size()) +
+                       " fields, the header has " + std::to_string(header.size()));
+    ids.push_back(static_cast<long>(parse_number(row.fields[0], path, row.line, "system")));
+    std::vector<ScreenPlanet> system(planets);
+    for (int i = 0; i < planets; ++i) {
+      double v[7];
+      for (int k = 0; k < 7; ++k)
+        v[k] = parse_number(row.fields[column[7 * i + k]], path, row.line, header[column[7 * i + k]]);
+      if (!(v[0] > 0.0 && v[1] > 0.0 && v[2] >= 0.0 && v[2] < 1.0))
+        throw InputError(path + ":" + std::to_string(row.line) + ": planet " + std::to_string(i + 1) +
+                         " needs m > 0, P > 0 and 0 <= e < 1");
+      system[i] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    }
+    systems.push_back(system);
+  }
+  return systems;
+}
+
+// S1's distribution (design/BENCHMARKS.md): three planets, masses log-uniform in [3e-6, 3e-5],
+// period ratios uniform in [1.2, 1.6], e in [0, 0.05], inc in [0, 0.02], angles uniform; the
+// inner period 2 pi. bench/rebound_s1.py and bench/spock_s1.py draw the same distribution.
+std::vector<std::vector<ScreenPlanet>> draw_screen_systems(long systems, std::vector<long>& ids) {
   std::mt19937_64 rng(20261126);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  Ensemble e(systems, 4);
-  double outer = 0;
+  std::vector<std::vector<ScreenPlanet>> out(systems);
   for (long s = 0; s < systems; ++s) {
-    double interior = 1.0, period = 6.283185307179586;
-    double cm[3] = {0, 0, 0}, cv[3] = {0, 0, 0};  // interior centre of mass (Jacobi), mass-weighted sums
+    double period = 6.283185307179586;
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) period *= 1.2 + 0.4 * u(rng);
+      ScreenPlanet p;
+      p.m = 3e-6 * std::pow(10.0, u(rng));
+      p.period = period;
+      p.e = 0.05 * u(rng);
+      p.inc = 0.02 * u(rng);
+      p.node = 2 * M_PI * u(rng);
+      p.omega = 2 * M_PI * u(rng);
+      p.mean_anomaly = 2 * M_PI * u(rng);
+      out[s].push_back(p);
+    }
+    ids.push_back(s);
+  }
+  return out;
+}
+
+// Star 1 at the origin, planets on Jacobi orbits about the interior mass, then barycentric.
+Ensemble screen_ensemble(const std::vector<std::vector<ScreenPlanet>>& systems, double& outer) {
+  const int n = static_cast<int>(systems.at(0).size()) + 1;
+  Ensemble e(static_cast<long>(systems.size()), n);
+  outer = 0;
+  for (long s = 0; s < static_cast<long>(systems.size()); ++s) {
+    if (static_cast<int>(systems[s].size()) + 1 != n) throw InputError("screen: systems differ in planet count");
+    double interior = 1.0;
+    double cm[3] = {0, 0, 0}, cv[3] = {0, 0, 0};  // interior mass-weighted sums (Jacobi)
     e.mass(s, 0) = 1.0;
     for (int d = 0; d < 3; ++d) e.position(s, 0, d) = e.velocity(s, 0, d) = 0.0;
-    for (int i = 1; i < 4; ++i) {
-      if (i > 1) period *= 1.2 + 0.4 * u(rng);
-      const double m = 3e-6 * std::pow(10.0, u(rng));
+    for (int i = 1; i < n; ++i) {
+      const ScreenPlanet& p = systems[s][i - 1];
+      const double mu = interior + p.m;
       Elements el;
-      const double mu = interior + m;
-      el.a = std::cbrt(mu * period * period / (4 * M_PI * M_PI));
-      el.e = 0.05 * u(rng);
-      el.inc = 0.02 * u(rng);
-      el.node = 2 * M_PI * u(rng);
-      el.omega = 2 * M_PI * u(rng);
-      el.mean_anomaly = 2 * M_PI * u(rng);
+      el.a = std::cbrt(mu * p.period * p.period / (4 * M_PI * M_PI));
+      el.e = p.e;
+      el.inc = p.inc;
+      el.node = p.node;
+      el.omega = p.omega;
+      el.mean_anomaly = p.mean_anomaly;
       double x[3], v[3];
       elements_to_cartesian(el, mu, x, v);
-      e.mass(s, i) = m;
+      e.mass(s, i) = p.m;
       for (int d = 0; d < 3; ++d) {
         e.position(s, i, d) = cm[d] / interior + x[d];
         e.velocity(s, i, d) = cv[d] / interior + v[d];
-        cm[d] += m * e.position(s, i, d);
-        cv[d] += m * e.velocity(s, i, d);
+        cm[d] += p.m * e.position(s, i, d);
+        cv[d] += p.m * e.velocity(s, i, d);
       }
-      interior += m;
-      outer = std::max(outer, period);
+      interior += p.m;
+      outer = std::max(outer, p.period);
     }
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < n; ++i) {
       e.radius(s, i) = 0.0;
       for (int d = 0; d < 3; ++d) {
         e.position(s, i, d) -= cm[d] / interior;
@@ -326,49 +398,93 @@ void bench_stability(long systems, double orbits, const std::vector<std::string>
       }
     }
   }
+  return e;
+}
+
+struct ScreenSettings {
+  std::string name = "S1";  // S1 (MEGNO on and off) or S2 (long confirmation, energy errors)
+  long systems = 0;
+  double orbits = 1e4;
+  std::string input, output;  // systems from a CSV (bench/spock_s1.py); per-system outcomes to a CSV
+  std::vector<bool> megno = {true, false};
+  std::string backend;
+  int threads = 0;
+};
+
+// S1 stability screen and S2 long confirmation (design/BENCHMARKS.md): compact planetary systems
+// (G = 1, star 1; S1's distribution or a file), `orbits` orbits of the outermost planet at
+// P_inner / 20 with whfast, unstable below 1 mutual Hill radius (SPOCK's criterion) or beyond 100;
+// with and without the tangent (MEGNO), and the relative energy error of the survivors at the end
+// (S2: Brouwer's law, the accuracy of long runs).
+void bench_screen(const ScreenSettings& o) {
+  std::vector<long> ids;
+  const std::vector<std::vector<ScreenPlanet>> drawn =
+      o.input.empty() ? draw_screen_systems(o.systems, ids) : read_screen_systems(o.input, ids);
+  double outer = 0;
+  const Ensemble e = screen_ensemble(drawn, outer);
+  const long systems = e.num_systems();
+  const double inner = drawn[0][0].period;
   RunRequest r;
   r.integrator = find_integrator("whfast");
-  r.step.time_step = 6.283185307179586 / 20;
-  r.destination_time = orbits * outer;
-  r.threads = threads;
+  r.step.time_step = inner / 20;
+  r.destination_time = o.orbits * outer;
+  r.threads = o.threads;
   r.monitors.close_approach = 1.0;
   r.monitors.rmax = 100.0;
-  std::cout << "\nS1 stability screen: " << systems << " compact three-planet systems, " << orbits
+  std::vector<double> energy0(systems);
+  for (long s = 0; s < systems; ++s) energy0[s] = e.energy(s, 1.0);
+  std::cout << "\n"
+            << o.name << " stability screen: " << systems << " systems of " << e.num_bodies() - 1 << " planets"
+            << (o.input.empty() ? "" : " from " + o.input) << ", " << o.orbits
             << " orbits of the outermost planet (T = " << r.destination_time << ", "
             << static_cast<long>(r.destination_time / r.step.time_step) << " steps at P_inner/20), whfast\n"
-            << "  backend  megno        wall_s   system-steps/s  survived  regular(MEGNO<3)\n";
-  for (const std::string& b : backends) {
-    for (bool megno : {true, false}) {
-      Ensemble run = e;
-      ChaosState chaos(run);
-      if (b == "cuda") {  // warm-up launch
-        Ensemble warm = e;
-        ChaosState warm_chaos(warm);
-        RunRequest short_run = r;
-        short_run.destination_time = r.step.time_step;
-        if (megno)
-          integrate_chaos(warm, warm_chaos, short_run, b);
-        else
-          integrate(warm, short_run, b);
-      }
-      const auto t0 = std::chrono::steady_clock::now();
+            << "  backend  megno        wall_s   system-steps/s  survived  regular(MEGNO<3)  |dE/E| median, max "
+               "(survivors)\n";
+  for (bool megno : o.megno) {
+    Ensemble run = e;
+    ChaosState chaos(run);
+    if (o.backend == "cuda") {  // warm-up launch
+      Ensemble warm = e;
+      ChaosState warm_chaos(warm);
+      RunRequest short_run = r;
+      short_run.destination_time = r.step.time_step;
       if (megno)
-        integrate_chaos(run, chaos, r, b);
+        integrate_chaos(warm, warm_chaos, short_run, o.backend);
       else
-        integrate(run, r, b);
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      double steps = 0;
-      long survived = 0, regular = 0;
-      for (long s = 0; s < systems; ++s) {
-        steps += run.steps(s);
-        survived += run.status(s) == 0;
-        regular += megno && run.status(s) == 0 && chaos.indicators(s).megno < 3.0;
-      }
-      char line[200];
-      std::snprintf(line, sizeof line, "  %-7s  %-5s  %12.3f  %15.4g  %8.4f  %s\n", b.c_str(), megno ? "on" : "off",
-                    wall, steps / wall, static_cast<double>(survived) / systems,
-                    megno ? std::to_string(static_cast<double>(regular) / systems).c_str() : "-");
-      std::cout << line;
+        integrate(warm, short_run, o.backend);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (megno)
+      integrate_chaos(run, chaos, r, o.backend);
+    else
+      integrate(run, r, o.backend);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double steps = 0;
+    long survived = 0, regular = 0;
+    std::vector<double> errors;
+    const std::vector<double> de = relative_energy_errors(energy0, run, 1.0);
+    for (long s = 0; s < systems; ++s) {
+      steps += run.steps(s);
+      survived += run.status(s) == 0;
+      regular += megno && run.status(s) == 0 && chaos.indicators(s).megno < 3.0;
+      if (run.status(s) == 0) errors.push_back(std::fabs(de[s]));
+    }
+    std::sort(errors.begin(), errors.end());
+    char line[300];
+    std::snprintf(line, sizeof line, "  %-7s  %-5s  %12.3f  %15.4g  %8.4f  %16s  %.3g, %.3g\n", o.backend.c_str(),
+                  megno ? "on" : "off", wall, steps / wall, static_cast<double>(survived) / systems,
+                  megno ? std::to_string(static_cast<double>(regular) / systems).c_str() : "-",
+                  errors.empty() ? 0.0 : errors[errors.size() / 2], errors.empty() ? 0.0 : errors.back());
+    std::cout << line;
+    if (!o.output.empty() && megno == o.megno.front()) {
+      std::ofstream out(o.output + ".partial");
+      out << "system,survived,status,orbits,megno,energy_error\n" << std::setprecision(10);
+      for (long s = 0; s < systems; ++s)
+        out << ids[s] << "," << (run.status(s) == 0) << "," << run.status(s) << "," << run.time(s) / outer << ","
+            << (megno ? chaos.indicators(s).megno : std::nan("")) << "," << de[s] << "\n";
+      out.close();
+      if (!out || std::rename((o.output + ".partial").c_str(), o.output.c_str()) != 0)
+        throw InputError(o.output + ": cannot write");
     }
   }
 }
@@ -396,6 +512,13 @@ int bench_command(int argc, char** argv) {
                                                       "B7: perturbed copies in one batch")(
       "s1-systems", po::value<long>()->default_value(100000), "S1: systems (GPU; the CPU takes 1/8 x scale)")(
       "s1-orbits", po::value<double>()->default_value(1e4), "S1: orbits of the outermost planet")(
+      "s1-input", po::value<std::string>()->default_value(""),
+      "S1/S2: the systems from this CSV (bench/spock_s1.py generate) instead of S1's draws")(
+      "s1-output", po::value<std::string>()->default_value(""),
+      "S1/S2: per-system outcomes (system,survived,status,orbits,megno,energy_error) to this CSV")(
+      "s1-megno", po::value<std::string>()->default_value("both"), "S1: on, off or both")(
+      "s2-systems", po::value<long>()->default_value(10000), "S2: systems (GPU; the CPU takes 1/8 x scale)")(
+      "s2-orbits", po::value<double>()->default_value(1e7), "S2: orbits of the outermost planet")(
       "b7-set", po::value<std::vector<std::string>>()->composing(),
       "B7: KEY=VALUE over the configuration, e.g. --b7-set integrator=hermite --b7-set time_step=0.1 (repeatable)");
   po::variables_map vm;
@@ -406,12 +529,13 @@ int bench_command(int argc, char** argv) {
     throw InputError(std::string("command line: ") + e.what());
   }
   if (vm.count("help")) {
-    std::cout << options
-              << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
-                 "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10); E Swarm-NG Table 1\n"
-                 "energy runs (only with --only E); B7 Kepler-9 likelihood (only with --only B7); S1 stability\n"
-                 "screen with MEGNO (only with --only S1). See\n"
-                 "design/BENCHMARKS.md.\n";
+    std::cout
+        << options
+        << "\nB1 Swarm-NG Table 3 (n=3, Hermite, dt=1e-3 and 1e-4, T=1); B2 n=3..16; B3 saturation;\n"
+           "B4 adaptive Hermite (tau=1.7e-2, T=10); B5 MVS (n=3,6; dt=1e-2,1e-3; T=10); E Swarm-NG Table 1\n"
+           "energy runs (only with --only E); B7 Kepler-9 likelihood (only with --only B7); S1 stability\n"
+           "screen with MEGNO (only with --only S1); S2 long stability, energy errors (only with --only S2). See\n"
+           "design/BENCHMARKS.md.\n";
     return 0;
   }
   const std::string only = "," + vm["only"].as<std::string>() + ",";
@@ -485,11 +609,28 @@ int bench_command(int argc, char** argv) {
     }
   }
   if (!rows.empty()) print(rows, vm["peak"].as<double>());
-  if (want("S1"))
-    for (const std::string& b : backends)
-      bench_stability(
-          std::max(1L, static_cast<long>(vm["s1-systems"].as<long>() * scale * (b == "cuda" ? 1.0 : 0.125))),
-          vm["s1-orbits"].as<double>(), {b}, threads);
+  const std::string megno = vm["s1-megno"].as<std::string>();
+  if (megno != "on" && megno != "off" && megno != "both")
+    throw InputError("command line: s1-megno must be on, off or both");
+  for (const char* name : {"S1", "S2"})
+    if (want(name))
+      for (const std::string& b : backends) {
+        const bool s1 = std::string(name) == "S1";
+        ScreenSettings screen;
+        screen.name = name;
+        const long full = vm[s1 ? "s1-systems" : "s2-systems"].as<long>();
+        screen.systems = std::max(1L, static_cast<long>(full * scale * (b == "cuda" ? 1.0 : 0.125)));
+        screen.orbits = vm[s1 ? "s1-orbits" : "s2-orbits"].as<double>();
+        screen.input = vm["s1-input"].as<std::string>();
+        screen.output = vm["s1-output"].as<std::string>();
+        // S2 confirms survival (no tangent) unless asked; S1 times MEGNO on against off.
+        screen.megno = megno == "on"           ? std::vector<bool>{true}
+                       : megno == "off" || !s1 ? std::vector<bool>{false}
+                                               : std::vector<bool>{true, false};
+        screen.backend = b;
+        screen.threads = threads;
+        bench_screen(screen);
+      }
   if (want("B7"))
     bench_likelihood(vm["b7-config"].as<std::string>(),
                      vm.count("b7-set") ? vm["b7-set"].as<std::vector<std::string>>() : std::vector<std::string>{},
