@@ -102,9 +102,9 @@ int stability_command(int argc, char** argv) {
       "draws", po::value<long>(&draws)->default_value(0), "at most this many posterior draws, evenly spread (0: all)")(
       "horizon", po::value<double>(&s.horizon_orbits)->default_value(1e4), "orbits of the outermost planet")(
       "steps-per-orbit", po::value<double>(&s.steps_per_orbit)->default_value(20.0),
-      "time step = the innermost period / this")("integrator",
-                                                 po::value<std::string>(&s.integrator)->default_value("whfast"),
-                                                 ("fixed-step integrator (" + integrator_names() + ")").c_str())(
+      "time step = the shortest pericentre passage time P (1-e)^1.5/(1+e)^0.5 (the period of a circular orbit) / this")(
+      "integrator", po::value<std::string>(&s.integrator)->default_value("whfast"),
+      ("fixed-step integrator (" + integrator_names() + ")").c_str())(
       "close-approach", po::value<double>(&s.close_approach)->default_value(3.0),
       "unstable below this many mutual Hill radii (0: off)")(
       "megno-limit", po::value<double>(&s.megno_limit)->default_value(3.0), "chaotic above this MEGNO")(
@@ -288,7 +288,7 @@ int map_command(int argc, char** argv) {
       "y", po::value<std::string>(&y_text), "NAME:LO:HI:N")(
       "horizon", po::value<double>(&s.horizon_orbits)->default_value(1e3), "orbits of the outermost planet")(
       "steps-per-orbit", po::value<double>(&s.steps_per_orbit)->default_value(20.0),
-      "time step = the innermost period / this")(
+      "time step = the shortest pericentre passage time P (1-e)^1.5/(1+e)^0.5 (the period of a circular orbit) / this")(
       "integrator", po::value<std::string>(&s.integrator)->default_value("whfast"), "fixed-step integrator")(
       "close-approach", po::value<double>(&s.close_approach)->default_value(3.0),
       "unstable below this many mutual Hill radii (0: off)")(

@@ -14,8 +14,10 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
-Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings)
+Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings,
+               BatchedScreen screen)
     : f_(std::move(log_density)),
+      screen_(std::move(screen)),
       settings_(std::move(settings)),
       random_(settings_.seed),
       differential_evolution_(settings_.differential_evolution),
@@ -30,10 +32,16 @@ Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, De
   f_(s_.walkers, s_.log_prior, s_.log_likelihood, s_.status);
   if (s_.log_prior.size() != columns || s_.log_likelihood.size() != columns)
     throw std::logic_error("log-density returned the wrong number of values");
+  if (screen_) {
+    std::vector<char> all(columns, 0);
+    for (long k = 0; k < columns; ++k) all[k] = s_.log_prior(k) > -kInf && s_.log_likelihood(k) > -kInf;
+    screen_(s_.walkers, all, s_.log_likelihood, s_.status);
+  }
 }
 
-Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings)
+Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings, BatchedScreen screen)
     : f_(std::move(log_density)),
+      screen_(std::move(screen)),
       settings_(std::move(settings)),
       random_(settings_.seed),
       differential_evolution_(settings_.differential_evolution),
@@ -126,25 +134,33 @@ void Demcmc::update_half(int half) {
   f_(proposals, proposed_prior, proposed_likelihood, proposed_status);
   if (proposed_prior.size() != levels * n || proposed_likelihood.size() != levels * n)
     throw std::logic_error("log-density returned the wrong number of values");
-  for (long level = 0; level < levels; ++level) {
+  // Metropolis-Hastings with the counter-keyed uniforms: the same decision whenever it is taken.
+  auto accepts = [&](long level, long k) {
+    const long i = level * w + half * n + k, column = level * n + k;
+    const double lp = proposed_prior(column), ll = proposed_likelihood(column);
     const double beta = 1.0 / settings_.temperatures[level];
+    const double target = (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
+    if (!(target > -kInf)) return false;  // -inf (and NaN) proposals are never accepted
+    const double current = tempered(i);
+    const double u = random_.uniform(RandomPurpose::kAccept, i, g, 0);
+    const double delta = target - current + log_correction(column);
+    return !(current > -kInf) || delta >= 0 || std::log(u) < delta;  // a walker at -inf takes any finite one
+  };
+  if (screen_) {
+    std::vector<char> candidates(levels * n, 0);
+    for (long level = 0; level < levels; ++level)
+      for (long k = 0; k < n; ++k) candidates[level * n + k] = accepts(level, k);
+    screen_(proposals, candidates, proposed_likelihood, proposed_status);
+  }
+  for (long level = 0; level < levels; ++level) {
     for (long k = 0; k < n; ++k) {
       const long i = level * w + half * n + k, column = level * n + k;
-      const double lp = proposed_prior(column), ll = proposed_likelihood(column);
-      const double target = (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
-      const double current = tempered(i);
-      const double u = random_.uniform(RandomPurpose::kAccept, i, g, 0);
-      // -inf (and NaN) proposals are never accepted; a walker at -inf takes any finite proposal.
-      bool accept = false;
-      if (target > -kInf) {
-        const double delta = target - current + log_correction(column);
-        accept = !(current > -kInf) || delta >= 0 || std::log(u) < delta;
-      }
+      const bool accept = accepts(level, k);
       if (level == 0) accepted_last_[half * n + k] = accept;
       if (accept) {
         s_.walkers.col(i) = proposals.col(column);
-        s_.log_prior(i) = lp;
-        s_.log_likelihood(i) = ll;
+        s_.log_prior(i) = proposed_prior(column);
+        s_.log_likelihood(i) = proposed_likelihood(column);
         s_.status[i] = proposed_status[column];
         ++s_.accepted[i];
       }

@@ -84,8 +84,9 @@ po::options_description model_keys() {
       "pairs, Gladman 1993), integrate (survives stability_horizon outer orbits) or megno (survives with MEGNO < "
       "stability_megno_limit); failures get ln L = -inf and status 'unstable' (README, Stability)")(
       "stability_horizon", po::value<double>()->default_value(1e3),
-      "stability = integrate or megno: orbits of the outermost planet (whfast at the innermost period / 20)")(
-      "stability_megno_limit", po::value<double>()->default_value(3.0), "stability = megno: the largest MEGNO kept")(
+      "stability = integrate or megno: orbits of the outermost planet (whfast at 1/20 of the shortest pericentre "
+      "passage time, as swarmfit stability)")("stability_megno_limit", po::value<double>()->default_value(3.0),
+                                              "stability = megno: the largest MEGNO kept")(
       "stability_penalty", po::value<double>()->default_value(0.0),
       "0: a failed proposal gets ln L = -inf; > 0: ln L - this (a soft constraint)")(
       "stop_on_unbound", po::value<bool>()->default_value(true), "stop when a planet becomes unbound")(

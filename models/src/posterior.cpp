@@ -41,4 +41,30 @@ void Posterior::operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior,
   }
 }
 
+void Posterior::screen(const Eigen::MatrixXd& x, const std::vector<char>& candidates, Eigen::VectorXd& log_likelihood,
+                       std::vector<int>& status) const {
+  if (!has_stability()) return;
+  const long np = space_.num_parameters();
+  std::vector<long> picked;
+  std::vector<double> full, lnl;
+  std::vector<int> codes;
+  for (long k = 0; k < x.cols(); ++k) {
+    if (!candidates[k]) continue;
+    picked.push_back(k);
+    full.resize(picked.size() * np);
+    space_.expand(x.col(k).data(), full.data() + (picked.size() - 1) * np);
+    lnl.push_back(log_likelihood(k));
+    codes.push_back(status[k]);
+  }
+  if (picked.empty()) return;
+  const auto started = std::chrono::steady_clock::now();
+  apply_stability(problem_.model(), *stability_, full.data(), static_cast<long>(picked.size()), lnl.data(),
+                  codes.data());
+  time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (std::size_t j = 0; j < picked.size(); ++j) {
+    log_likelihood(picked[j]) = lnl[j];
+    status[picked[j]] = codes[j];
+  }
+}
+
 }  // namespace swarmfit

@@ -1,5 +1,7 @@
 #include "swarmfit/models/stability.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +20,9 @@ namespace {
 struct SetOrbits {
   bool ok = false;
   double inner_period = 0.0, outer_period = 0.0, outer_a = 0.0;
+  // 2 pi / (angular velocity at pericentre) = P (1 - e)^3/2 (1 + e)^-1/2, shortest over the
+  // planets: the period for circular orbits, 0.38 P at e = 0.41.
+  double pericentre_time = 0.0;
   CriteriaResult criteria;
 };
 
@@ -26,10 +31,12 @@ SetOrbits orbits_of(const PlanetaryModel& model, const double* p) {
   std::vector<PlanetState> states;
   if (!model.planet_states(p, states)) return o;
   std::vector<PlanetOrbit> orbits;
-  o.inner_period = 1e300;
+  o.inner_period = o.pericentre_time = 1e300;
   for (int k = 0; k < model.num_planets(); ++k) {
     const double period = p[model.planet_parameter(k, 0)];
     o.inner_period = std::min(o.inner_period, period);
+    const double e = states[k].e;
+    o.pericentre_time = std::min(o.pericentre_time, period * std::pow(1.0 - e, 1.5) / std::sqrt(1.0 + e));
     o.outer_period = std::max(o.outer_period, period);
     o.outer_a = std::max(o.outer_a, states[k].a);
     orbits.push_back({states[k].mass, states[k].a, states[k].e, states[k].inc, states[k].node});
@@ -46,16 +53,20 @@ StabilityPlan plan_stability(const PlanetaryModel& model, const std::vector<doub
   if (!(options.steps_per_orbit > 0) || !(options.horizon_orbits > 0))
     throw std::invalid_argument("stability: steps_per_orbit and horizon_orbits must be positive");
   const int np = model.num_parameters();
-  double inner = 1e300, outer = 0;
+  double fastest = 1e300, outer = 0;
   for (long s = 0; s < count; ++s) {
     const SetOrbits o = orbits_of(model, params.data() + s * np);
     if (!o.ok) continue;
-    inner = std::min(inner, o.inner_period);
+    fastest = std::min(fastest, o.pericentre_time);
     outer = std::max(outer, o.outer_period);
   }
   StabilityPlan plan;
   if (outer == 0) return plan;
-  plan.time_step = inner / options.steps_per_orbit;
+  // The step resolves the fastest angular motion, at the pericentre of the most eccentric orbit
+  // (the Wisdom-Holman splitting error grows with it, Wisdom & Holman 1991): at the inner period
+  // / 20, HD 82943 c (e = 0.41) gets 7.6 steps per pericentre passage and its MEGNO shows chaos
+  // that vanishes at smaller steps (bench/RESULTS.md, "HD 82943").
+  plan.time_step = fastest / options.steps_per_orbit;
   plan.horizon = outer * options.horizon_orbits;
   plan.steps = static_cast<long>(std::ceil(plan.horizon / plan.time_step));
   return plan;
@@ -257,7 +268,14 @@ long apply_stability(const PlanetaryModel& model, const StabilityConstraint& c, 
     std::vector<double> sets;
     sets.reserve(candidates.size() * np);
     for (long s : candidates) sets.insert(sets.end(), params + s * np, params + (s + 1) * np);
-    const std::vector<SetStability> r = assess_stability(model, sets, static_cast<long>(candidates.size()), c.options);
+    // A small batch runs on the CPU's threads even in a GPU fit: a GPU thread carries one system
+    // through its steps about 1/100 as fast as a CPU core does (tangent lanes, bench/RESULTS.md
+    // "In-fit stability cost"), so the GPU pays only when the batch fills it.
+    StabilityOptions options = c.options;
+    const long threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+    if (options.backend == "cuda" && static_cast<long>(candidates.size()) < kGpuStabilityPerCpuThread * threads)
+      options.backend = "cpu";
+    const std::vector<SetStability> r = assess_stability(model, sets, static_cast<long>(candidates.size()), options);
     for (std::size_t k = 0; k < candidates.size(); ++k)
       fails[k] = !r[k].survived() || (c.mode == "megno" && r[k].chaotic);
   } else {

@@ -30,6 +30,16 @@ namespace swarmfit {
 using BatchedLogDensity = std::function<void(const Eigen::MatrixXd& params, Eigen::VectorXd& log_prior,
                                              Eigen::VectorXd& log_likelihood, std::vector<int>& status)>;
 
+// A constraint the log-density leaves out because it is costly (a stability integration): given the
+// columns of `params` marked in `candidates`, it may only lower their log-likelihoods (to -inf, or
+// by a penalty) and set their status codes. The sampler calls it on the proposals Metropolis would
+// accept without it, and on the starting walkers: delayed acceptance (Christen & Fox 2005, J.
+// Comput. Graph. Stat. 14, 795), exact here because the constraint only lowers the target, so a
+// proposal rejected before it would be rejected after it too; the chain is the one the constraint
+// inside the log-density gives, at the cost of the accepted proposals only.
+using BatchedScreen = std::function<void(const Eigen::MatrixXd& params, const std::vector<char>& candidates,
+                                         Eigen::VectorXd& log_likelihood, std::vector<int>& status)>;
+
 struct DemcmcSettings {
   std::uint64_t seed = 1;
   DifferentialEvolutionSettings differential_evolution;
@@ -52,9 +62,11 @@ class Demcmc {
  public:
   // initial: d x (K W) starting walkers (K temperatures), W even and >= 2 d + 2 (each half needs
   // two partners; three with snooker moves).
-  Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings);
+  // `screen` (optional): a constraint applied to the proposals that would be accepted (BatchedScreen).
+  Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings,
+         BatchedScreen screen = {});
   // Continues from a saved state (no evaluation of the log-density).
-  Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings);
+  Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings, BatchedScreen screen = {});
 
   // Throws std::invalid_argument unless `settings` suit d parameters and W walkers per temperature
   // (the constructors' check, for callers that validate before any work).
@@ -86,6 +98,7 @@ class Demcmc {
   double tempered(long column) const;
 
   BatchedLogDensity f_;
+  BatchedScreen screen_;
   DemcmcSettings settings_;
   CounterRandom random_;
   DifferentialEvolutionMove differential_evolution_;

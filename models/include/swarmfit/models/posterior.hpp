@@ -25,6 +25,18 @@ class Posterior {
   void operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
                   std::vector<int>& status) const;
 
+  // For the sampler's delayed acceptance (inference/demcmc.hpp, BatchedScreen): this density
+  // without the stability constraint, and the constraint alone on the candidate columns (an empty
+  // function where there is no active constraint). Both share this one's timing.
+  Posterior without_stability() const {
+    Posterior p = *this;
+    p.stability_ = nullptr;
+    return p;
+  }
+  bool has_stability() const { return stability_ && stability_->active(); }
+  void screen(const Eigen::MatrixXd& x, const std::vector<char>& candidates, Eigen::VectorXd& log_likelihood,
+              std::vector<int>& status) const;
+
   // Where a run's time goes: the batched likelihood calls (and of them, on the CUDA backend, the
   // kernels and the device's allocations and copies).
   struct Time {

@@ -17,7 +17,7 @@ namespace swarmfit {
 
 struct StabilityOptions {
   std::string integrator = "whfast";
-  double steps_per_orbit = 20.0;  // time step = shortest inner period over the sets / this
+  double steps_per_orbit = 20.0;  // time step = the shortest P (1-e)^1.5 / (1+e)^0.5 over planets and sets / this
   double horizon_orbits = 1e4;    // of the outermost planet (the longest such period over the sets)
   double close_approach = 3.0;    // stop below this many mutual Hill radii (0: off)
   double eject_factor = 100.0;    // eject beyond this many outer semi-major axes from the star
@@ -62,7 +62,12 @@ std::vector<SetStability> assess_stability(const PlanetaryModel& model, const st
 // outermost planet) or megno (survives and its MEGNO stays below megno_limit). Proposals that
 // fail get ln L = -inf and kStatusUnstable, or with penalty > 0 ln L - penalty (a soft constraint,
 // status kept). integrate and megno run the proposals whose ln L is finite as a second batched
-// integration on the fit's backend.
+// integration on the fit's backend; the fit's sampler calls it only for the proposals it would
+// accept (delayed acceptance, inference/demcmc.hpp).
+// In a fit on the GPU, batches of fewer than this many systems per CPU thread take the stability
+// pass on the CPU (apply_stability).
+constexpr long kGpuStabilityPerCpuThread = 100;
+
 struct StabilityConstraint {
   std::string mode = "none";
   double penalty = 0.0;
