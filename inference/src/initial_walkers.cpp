@@ -55,13 +55,15 @@ Eigen::MatrixXd initial_walkers(const ParameterSpace& space, const Eigen::Vector
 }
 
 Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, const StartSettings& s,
-                                 const BatchedLogDensity& f, const ProgressCallback& progress,
-                                 double progress_seconds) {
+                                 const BatchedLogDensity& f, const ProgressCallback& progress, double progress_seconds,
+                                 const BatchedLogDensity* without_screen, const BatchedScreen& screen) {
   if (s.optimize <= 0)
     return initial_walkers(space, guess, s.walkers * s.temperatures, s.from_prior, s.scatter, s.seed, 0, f);
   const Eigen::MatrixXd population = initial_walkers(space, guess, s.walkers, s.from_prior, s.scatter, s.seed, 1, f);
+  const bool screened = without_screen && screen;
   const Eigen::VectorXd best =
-      optimize_differential_evolution(population, f, s.optimize, s.seed, progress, progress_seconds);
+      optimize_differential_evolution(population, screened ? *without_screen : f, s.optimize, s.seed, progress,
+                                      progress_seconds, screened ? screen : BatchedScreen());
   return initial_walkers(space, best, s.walkers * s.temperatures, false, s.scatter, s.seed, 2, f);
 }
 

@@ -8,7 +8,7 @@ namespace swarmfit {
 
 Eigen::VectorXd optimize_differential_evolution(const Eigen::MatrixXd& start, const BatchedLogDensity& f,
                                                 long generations, std::uint64_t seed, const ProgressCallback& progress,
-                                                double progress_seconds) {
+                                                double progress_seconds, const BatchedScreen& screen) {
   const CounterRandom random(seed);
   const auto started = std::chrono::steady_clock::now();
   double last_report = -progress_seconds;
@@ -17,6 +17,8 @@ Eigen::VectorXd optimize_differential_evolution(const Eigen::MatrixXd& start, co
   Eigen::VectorXd lp, ll, value(n);
   std::vector<int> status;
   f(x, lp, ll, status);
+  std::vector<char> candidates(n, 1);
+  if (screen) screen(x, candidates, ll, status);
   for (long k = 0; k < n; ++k) value(k) = log_posterior_of(lp(k), ll(k));
   Eigen::MatrixXd trial(d, n);
   RunProgress report;
@@ -42,6 +44,10 @@ Eigen::VectorXd optimize_differential_evolution(const Eigen::MatrixXd& start, co
       }
     }
     f(trial, lp, ll, status);
+    if (screen) {
+      for (long i = 0; i < n; ++i) candidates[i] = log_posterior_of(lp(i), ll(i)) >= value(i);
+      screen(trial, candidates, ll, status);
+    }
     for (long i = 0; i < n; ++i) {
       const double v = log_posterior_of(lp(i), ll(i));
       if (v >= value(i)) {

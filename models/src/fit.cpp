@@ -339,7 +339,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     start.seed = s.sampler.seed;
     Eigen::MatrixXd x0;
     try {
-      x0 = starting_walkers(space, guess, start, posterior, callbacks.progress);
+      x0 = starting_walkers(space, guess, start, posterior, callbacks.progress, 0.5, &density, screen);
     } catch (const NoFiniteStart& e) {
       std::map<std::string, int> reasons;
       for (int status : e.last_status) ++reasons[model_status_name(status)];

@@ -40,8 +40,12 @@ struct StartSettings {
 
 // Without optimisation: initial_walkers (stream 0). With: a population of `walkers` as above
 // (stream 1), optimised, then every column scattered around its best point (stream 2).
+// With `screen` and `without_screen` (log_density less the screened constraint): the optimisation
+// runs on without_screen and screens only its improving trials (optimizer.hpp); the walkers are
+// drawn on log_density.
 Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess,
                                  const StartSettings& settings, const BatchedLogDensity& log_density,
-                                 const ProgressCallback& progress = {}, double progress_seconds = 0.5);
+                                 const ProgressCallback& progress = {}, double progress_seconds = 0.5,
+                                 const BatchedLogDensity* without_screen = nullptr, const BatchedScreen& screen = {});
 
 }  // namespace swarmfit

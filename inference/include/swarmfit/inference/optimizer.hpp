@@ -21,9 +21,13 @@ inline double log_posterior_of(double log_prior, double log_likelihood) {
 }
 
 // Runs `generations` generations from the population `start` (d x n, n >= 4) and returns its best
-// point. Random numbers from the RandomPurpose::kOptimize streams of `seed`.
+// point. Random numbers from the RandomPurpose::kOptimize streams of `seed`. With `screen` (a
+// constraint log_density leaves out, demcmc.hpp): applied to the trials that would replace their
+// parent on log_density alone, the same optimisation as with the constraint inside it (it only
+// lowers values) at the cost of the improving trials only.
 Eigen::VectorXd optimize_differential_evolution(const Eigen::MatrixXd& start, const BatchedLogDensity& log_density,
                                                 long generations, std::uint64_t seed,
-                                                const ProgressCallback& progress = {}, double progress_seconds = 0.5);
+                                                const ProgressCallback& progress = {}, double progress_seconds = 0.5,
+                                                const BatchedScreen& screen = {});
 
 }  // namespace swarmfit
