@@ -1,9 +1,10 @@
-// The CPU backend's kernels: OpenMP over chunks of 32 systems; inside a chunk, packs of W systems
-// advance together, one system per SIMD lane (Pack<W>, lanes.hpp). The physics is
-// integrate_lanes(), the same function the CUDA kernels call with T = double. Included only by
-// the compilation units that instantiate integrate_cpu_scheme, one per scheme and observation
-// policy (generated from integrators/templates/cpu_kernels.cpp.in and models' likelihood
-// template), so that they build in parallel; everything else calls the dispatch in backend.hpp.
+// The CPU backend's kernels: OpenMP over the packs of W systems (a chunk of 32 systems holds
+// 32 / W of them); a pack's systems advance together, one system per SIMD lane (Pack<W>,
+// lanes.hpp). The physics is integrate_lanes(), the same function the CUDA kernels call with
+// T = double. Included only by the compilation units that instantiate integrate_cpu_scheme, one
+// per scheme and observation policy (generated from integrators/templates/cpu_kernels.cpp.in and
+// models' likelihood template), so that they build in parallel; everything else calls the
+// dispatch in backend.hpp.
 #pragma once
 
 #include <omp.h>
@@ -24,17 +25,20 @@ template <template <int, class> class Scheme, class Observation, int N>
 void integrate_chunks(EnsembleView view, const RunRequest& request, const typename Observation::Params& params) {
   using T = Pack<kSimdWidth>;
   const int threads = request.threads > 0 ? request.threads : omp_get_max_threads();
+  // A pack per iteration, not a chunk: a batch of a few dozen systems (a fit's stability pass) still
+  // spreads over the threads. Each pack is independent, so the results do not depend on the threads.
+  constexpr int kPacks = kChunk / kSimdWidth;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (long chunk = 0; chunk < view.num_chunks; ++chunk) {
-    for (int lane = 0; lane < kChunk; lane += kSimdWidth) {
-      Bodies<N, T> bodies;
-      T radius[N];
-      Clock<T> clock;
-      load_lanes<N>(view, chunk, lane, bodies, radius, clock);
-      observe_lanes<Observation, Scheme, N, T>(params, chunk * kChunk + lane, bodies, radius, clock,
-                                               request.destination_time, request.step, request.monitors);
-      store_lanes<N>(view, chunk, lane, bodies, clock);
-    }
+  for (long pack = 0; pack < view.num_chunks * kPacks; ++pack) {
+    const long chunk = pack / kPacks;
+    const int lane = static_cast<int>(pack % kPacks) * kSimdWidth;
+    Bodies<N, T> bodies;
+    T radius[N];
+    Clock<T> clock;
+    load_lanes<N>(view, chunk, lane, bodies, radius, clock);
+    observe_lanes<Observation, Scheme, N, T>(params, chunk * kChunk + lane, bodies, radius, clock,
+                                             request.destination_time, request.step, request.monitors);
+    store_lanes<N>(view, chunk, lane, bodies, clock);
   }
 }
 
