@@ -63,9 +63,8 @@ StabilityPlan plan_stability(const PlanetaryModel& model, const std::vector<doub
   StabilityPlan plan;
   if (outer == 0) return plan;
   // The step resolves the fastest angular motion, at the pericentre of the most eccentric orbit
-  // (the Wisdom-Holman splitting error grows with it, Wisdom & Holman 1991): at the inner period
-  // / 20, HD 82943 c (e = 0.41) gets 7.6 steps per pericentre passage and its MEGNO shows chaos
-  // that vanishes at smaller steps (bench/RESULTS.md, "HD 82943").
+  // (the Wisdom-Holman splitting error grows with it, Wisdom & Holman 1991): a step that does not
+  // shows chaos in MEGNO that is not in the dynamics.
   plan.time_step = fastest / options.steps_per_orbit;
   plan.horizon = outer * options.horizon_orbits;
   plan.steps = static_cast<long>(std::ceil(plan.horizon / plan.time_step));
@@ -269,8 +268,8 @@ long apply_stability(const PlanetaryModel& model, const StabilityConstraint& c, 
     sets.reserve(candidates.size() * np);
     for (long s : candidates) sets.insert(sets.end(), params + s * np, params + (s + 1) * np);
     // A small batch runs on the CPU's threads even in a GPU fit: a GPU thread carries one system
-    // through its steps about 1/100 as fast as a CPU core does (tangent lanes, bench/RESULTS.md
-    // "In-fit stability cost"), so the GPU pays only when the batch fills it.
+    // through its steps far more slowly than a CPU core does, so the GPU pays only when the batch
+    // fills it.
     StabilityOptions options = c.options;
     const long threads = options.threads > 0 ? options.threads : omp_get_max_threads();
     if (options.backend == "cuda" && static_cast<long>(candidates.size()) < kGpuStabilityPerCpuThread * threads)
