@@ -29,7 +29,7 @@ template <int N, class T, JacobiKeplerMass kMass>
 struct Saba4Jacobi {
   using Mask = MaskOf<T>;
   using M = Mvs<N, T>;
-  using Work = typename M::Work;  // pending drift, Kepler mu and period factors (kick_acc unused)
+  using Work = typename M::Work;  // pending drift, Kepler mu and period factors (kick_acc: whfast's kick)
 
   // Drift times and kick weights per stage (Laskar & Robutel's c_i, d_i for SABA4), with
   //   c1 = 1/2 - sqrt(525 + 70 sqrt 30) / 70, c2 = (sqrt(525 + 70 sqrt 30) - sqrt(525 - 70 sqrt 30)) / 70,
@@ -146,11 +146,30 @@ struct Whfast : Saba4Jacobi<N, T, JacobiKeplerMass::kInteriorMass> {
   using Work = typename Base::Work;
   SWARMFIT_HD static Mask step(Bodies<N, T>& b, Work& w, T h, const StepParams& p, T& h_next, Mask& accepted) {
     const Mask ok = Base::M::kepler(b, w, w.pending + 0.5 * h);
+    // The kick's velocity change, for half_kick_state() (dead, and dropped, where nobody reads it).
+    T before[N][3];
+    for (int i = 1; i < N; ++i)
+      for (int d = 0; d < 3; ++d) before[i][d] = b.vel[i][d];
     Base::kick(b, p, h);
+    for (int i = 1; i < N; ++i)
+      for (int d = 0; d < 3; ++d) w.kick_acc[i][d] = b.vel[i][d] - before[i][d];
     w.pending = 0.5 * h;
     h_next = p.time_step;
     accepted = Mask(true);
     return ok;
+  }
+  // A synchronised state of the map without a Kepler drift, for observers that need one every
+  // step (the chaos observer's MEGNO): the stored state (positions at t - pending, just kicked)
+  // with the velocities at the kick's midpoint, v - dv / 2. It is the state of the kick-drift-kick
+  // form of the same leapfrog, A(h/2) B(h) A(h/2) and B(h/2) A(h) B(h/2) being conjugate by a half
+  // drift: the same orbit sampled half a step earlier, where safe_mode's synchronisation would
+  // cost a second Kepler drift of every planet (and its tangent) per step. Inertial coordinates.
+  static constexpr bool kHalfKickState = true;
+  SWARMFIT_HD static void half_kick_state(const Bodies<N, T>& b, const Work& w, T (&x)[N][3], T (&v)[N][3]) {
+    Bodies<N, T> mid = b;
+    for (int i = 1; i < N; ++i)
+      for (int d = 0; d < 3; ++d) mid.vel[i][d] = b.vel[i][d] - 0.5 * w.kick_acc[i][d];
+    Base::M::jacobi_to_inertial(mid, x, v);
   }
   static constexpr IntegratorEntry kIntegrators[] = {
       {"whfast", false, 2, true, 1, false,
