@@ -42,11 +42,12 @@ double position_error(const std::string& integrator, const Orbit& o, double dt, 
 TEST(TwoBody, MvsDemocraticHeliocentricTestParticleIsExact) {
   // With a massless planet the jump and the interaction vanish: only the Kepler drift remains.
   // What is left is round-off: largest for e = 0.9, which ends at its pericentre, where a phase
-  // error of 512 drifts' round-off (~4e-14) moves the position ~40x more than on a circle:
-  // 1.6e-12 without FMA contraction (the CPU build), below 1e-12 with it.
+  // error of 512 drifts' round-off (~1e-13) moves the position ~40x more than on a circle:
+  // 4.4e-12 without FMA contraction (the CPU build). (1.6e-12 while the clock summed its steps
+  // uncompensated: its -6.4e-14 error in the end time happened to cancel part of the phase error.)
   for (const Orbit& o : kOrbits) {
     const double err = position_error("mvs", o, o.dt * 8, 0.0);
-    EXPECT_LT(err, o.e == 0.9 ? 2e-12 : 1e-12) << o.name;
+    EXPECT_LT(err, o.e == 0.9 ? 6e-12 : 1e-12) << o.name;
   }
 }
 

@@ -242,6 +242,7 @@ struct BodyFrame {
   }
   // The system runs while its status is 0 and its time short of t_end.
   __device__ void start(double t_end) {
+    ls.time_carry = 0.0;
     ls.active = th.member && ls.clock.status == 0.0 && ls.clock.time < t_end;
     started = ls.active;
   }
