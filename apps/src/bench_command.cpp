@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -409,7 +410,57 @@ struct ScreenSettings {
   std::vector<bool> megno = {true, false};
   std::string backend;
   int threads = 0;
+  // S2 (no tangent) only: the run in `chunks` calls, the state kept in `checkpoint` after each, so
+  // that a run longer than one sitting (a device call) is stopped after `stop_after` seconds and
+  // resumed by the same command; the wall time adds up across sittings.
+  std::string checkpoint;
+  int chunks = 100;
+  double stop_after = 0;
 };
+
+// The S2 checkpoint: the run's shape, the chunks done, the wall time so far, the starting energies
+// and the ensemble's raw arrays (body and clock data), written beside and renamed into place.
+struct ScreenCheckpoint {
+  long systems = 0, bodies = 0, chunks = 0, done = 0;
+  double orbits = 0, wall = 0;
+  std::vector<double> energy0;
+};
+
+void write_screen_checkpoint(const std::string& path, const ScreenCheckpoint& c, const Ensemble& e) {
+  {
+    std::ofstream out(path + ".partial", std::ios::binary);
+    const long header[4] = {c.systems, c.bodies, c.chunks, c.done};
+    const double values[2] = {c.orbits, c.wall};
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+    out.write(reinterpret_cast<const char*>(values), sizeof values);
+    out.write(reinterpret_cast<const char*>(c.energy0.data()), static_cast<std::streamsize>(8 * c.energy0.size()));
+    out.write(reinterpret_cast<const char*>(e.body_data().data()),
+              static_cast<std::streamsize>(8 * e.body_data().size()));
+    out.write(reinterpret_cast<const char*>(e.clock_data().data()),
+              static_cast<std::streamsize>(8 * e.clock_data().size()));
+    if (!out) throw InputError(path + ": cannot write the checkpoint");
+  }
+  if (std::rename((path + ".partial").c_str(), path.c_str()) != 0) throw InputError(path + ": cannot write");
+}
+
+// Fills c and e from `path` if it is a checkpoint of the same run (else refuses: another run's).
+bool read_screen_checkpoint(const std::string& path, ScreenCheckpoint& c, Ensemble& e) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  long header[4];
+  double values[2];
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  in.read(reinterpret_cast<char*>(values), sizeof values);
+  if (!in || header[0] != c.systems || header[1] != c.bodies || header[2] != c.chunks || values[0] != c.orbits)
+    throw InputError(path + ": a checkpoint of another S2 run (systems, chunks or orbits differ); remove it");
+  c.done = header[3];
+  c.wall = values[1];
+  in.read(reinterpret_cast<char*>(c.energy0.data()), static_cast<std::streamsize>(8 * c.energy0.size()));
+  in.read(reinterpret_cast<char*>(e.body_data().data()), static_cast<std::streamsize>(8 * e.body_data().size()));
+  in.read(reinterpret_cast<char*>(e.clock_data().data()), static_cast<std::streamsize>(8 * e.clock_data().size()));
+  if (!in) throw InputError(path + ": truncated checkpoint");
+  return true;
+}
 
 // S1 stability screen and S2 long confirmation (design/BENCHMARKS.md): compact planetary systems
 // (G = 1, star 1; S1's distribution or a file), `orbits` orbits of the outermost planet at
@@ -433,6 +484,8 @@ void bench_screen(const ScreenSettings& o) {
   r.monitors.rmax = 100.0;
   std::vector<double> energy0(systems);
   for (long s = 0; s < systems; ++s) energy0[s] = e.energy(s, 1.0);
+  if (!o.checkpoint.empty() && (o.megno.size() != 1 || o.megno[0]))
+    throw InputError("command line: s2-checkpoint is for S2 (no tangent) only");
   std::cout << "\n"
             << o.name << " stability screen: " << systems << " systems of " << e.num_bodies() - 1 << " planets"
             << (o.input.empty() ? "" : " from " + o.input) << ", " << o.orbits
@@ -454,11 +507,42 @@ void bench_screen(const ScreenSettings& o) {
         integrate(warm, short_run, o.backend);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (megno)
+    double wall = 0;
+    if (megno) {
       integrate_chaos(run, chaos, r, o.backend);
-    else
+    } else if (o.checkpoint.empty()) {
       integrate(run, r, o.backend);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      ScreenCheckpoint c;
+      c.systems = systems;
+      c.bodies = e.num_bodies();
+      c.chunks = o.chunks;
+      c.orbits = o.orbits;
+      c.energy0 = energy0;
+      if (read_screen_checkpoint(o.checkpoint, c, run))
+        std::cout << "  resuming from " << o.checkpoint << " after " << c.done << " of " << c.chunks << " chunks ("
+                  << c.wall << " s so far)\n";
+      energy0 = c.energy0;
+      const double before = c.wall;
+      while (c.done < c.chunks) {
+        RunRequest part = r;
+        part.destination_time =
+            c.done + 1 == c.chunks ? r.destination_time : r.destination_time * (c.done + 1) / c.chunks;
+        integrate(run, part, o.backend);
+        ++c.done;
+        const double sitting = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        c.wall = before + sitting;
+        write_screen_checkpoint(o.checkpoint, c, run);
+        if (o.stop_after > 0 && sitting > o.stop_after && c.done < c.chunks) {
+          std::cout << "  stopped after " << c.done << " of " << c.chunks << " chunks (" << c.wall
+                    << " s so far); the same command resumes from " << o.checkpoint << "\n";
+          return;
+        }
+      }
+      wall = c.wall;
+      std::filesystem::remove(o.checkpoint);  // done: nothing to resume
+    }
+    if (wall == 0) wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double steps = 0;
     long survived = 0, regular = 0;
     std::vector<double> errors;
@@ -519,6 +603,11 @@ int bench_command(int argc, char** argv) {
       "s1-megno", po::value<std::string>()->default_value("both"), "S1: on, off or both")(
       "s2-systems", po::value<long>()->default_value(10000), "S2: systems (GPU; the CPU takes 1/8 x scale)")(
       "s2-orbits", po::value<double>()->default_value(1e7), "S2: orbits of the outermost planet")(
+      "s2-checkpoint", po::value<std::string>()->default_value(""),
+      "S2: keep the state in this file after each of --s2-chunks parts, and resume from it")(
+      "s2-chunks", po::value<int>()->default_value(100), "S2: parts of the run between checkpoints")(
+      "s2-stop-after", po::value<double>()->default_value(0),
+      "S2: stop (resumable) after the first part that ends past this many seconds (0: run to the end)")(
       "b7-set", po::value<std::vector<std::string>>()->composing(),
       "B7: KEY=VALUE over the configuration, e.g. --b7-set integrator=hermite --b7-set time_step=0.1 (repeatable)");
   po::variables_map vm;
@@ -629,6 +718,12 @@ int bench_command(int argc, char** argv) {
                                                : std::vector<bool>{true, false};
         screen.backend = b;
         screen.threads = threads;
+        if (!s1) {
+          screen.checkpoint = vm["s2-checkpoint"].as<std::string>();
+          screen.chunks = vm["s2-chunks"].as<int>();
+          screen.stop_after = vm["s2-stop-after"].as<double>();
+          if (screen.chunks < 1) throw InputError("command line: s2-chunks must be at least 1");
+        }
         bench_screen(screen);
       }
   if (want("B7"))
