@@ -105,7 +105,7 @@ int stability_command(int argc, char** argv) {
       "time step = the shortest pericentre passage time P (1-e)^1.5/(1+e)^0.5 (the period of a circular orbit) / this")(
       "integrator", po::value<std::string>(&s.integrator)->default_value("whfast"),
       ("fixed-step integrator (" + integrator_names() + ")").c_str())(
-      "close-approach", po::value<double>(&s.close_approach)->default_value(3.0),
+      "close-approach", po::value<double>(&s.close_approach)->default_value(1.0),
       "unstable below this many mutual Hill radii (0: off)")(
       "megno-limit", po::value<double>(&s.megno_limit)->default_value(3.0), "chaotic above this MEGNO")(
       "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
@@ -290,7 +290,7 @@ int map_command(int argc, char** argv) {
       "steps-per-orbit", po::value<double>(&s.steps_per_orbit)->default_value(20.0),
       "time step = the shortest pericentre passage time P (1-e)^1.5/(1+e)^0.5 (the period of a circular orbit) / this")(
       "integrator", po::value<std::string>(&s.integrator)->default_value("whfast"), "fixed-step integrator")(
-      "close-approach", po::value<double>(&s.close_approach)->default_value(3.0),
+      "close-approach", po::value<double>(&s.close_approach)->default_value(1.0),
       "unstable below this many mutual Hill radii (0: off)")(
       "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
       "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(

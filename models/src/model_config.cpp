@@ -315,7 +315,9 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   S.penalty = c.vm["stability_penalty"].as<double>();
   if (!(S.penalty >= 0) || !std::isfinite(S.penalty))
     throw InputError(origin("stability_penalty") + ": key 'stability_penalty' must be >= 0");
-  S.options.close_approach = L.monitors.close_approach > 0 ? L.monitors.close_approach : 3.0;
+  // The fit's close-encounter limit (key close_approach, default 1 mutual Hill radius, SPOCK's
+  // criterion and `swarmfit stability`'s default); 1 where the fit switched its monitor off.
+  S.options.close_approach = L.monitors.close_approach > 0 ? L.monitors.close_approach : 1.0;
   S.options.backend = L.backend;
   S.options.threads = L.threads;
   if (c.vm["star_mass"].as<double>() <= 0) throw InputError(origin("star_mass") + ": key 'star_mass' must be > 0");

@@ -176,7 +176,7 @@ class Model:
         values, _, _, status = self._core.log_posterior(rows)
         return _out(values, status, single, return_status)
 
-    def stability(self, theta, horizon_orbits=1e4, integrator="whfast", steps_per_orbit=20.0, close_approach=3.0,
+    def stability(self, theta, horizon_orbits=1e4, integrator="whfast", steps_per_orbit=20.0, close_approach=1.0,
                   megno_limit=3.0, backend="cpu", threads=0):
         """Integrates each row of theta (free parameters) for `horizon_orbits` orbits of its outermost
         planet with the chaos indicators on, as ``swarmfit stability`` does (README, "Stability").

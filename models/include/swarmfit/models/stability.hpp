@@ -19,7 +19,7 @@ struct StabilityOptions {
   std::string integrator = "whfast";
   double steps_per_orbit = 20.0;  // time step = the shortest P (1-e)^1.5 / (1+e)^0.5 over planets and sets / this
   double horizon_orbits = 1e4;    // of the outermost planet (the longest such period over the sets)
-  double close_approach = 3.0;    // stop below this many mutual Hill radii (0: off)
+  double close_approach = 1.0;    // stop below this many mutual Hill radii (0: off)
   double eject_factor = 100.0;    // eject beyond this many outer semi-major axes from the star
   double megno_limit = 3.0;       // MEGNO above this: chaotic
   std::string backend = "cpu";
