@@ -8,14 +8,16 @@ namespace swarmfit {
 
 Eigen::MatrixXd initial_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, long columns,
                                 bool from_prior, double scatter, std::uint64_t seed, std::uint64_t stream,
-                                const BatchedLogDensity& f) {
+                                const BatchedLogDensity& log_density, const BatchedLogDensity* fallback) {
   const CounterRandom random(seed);
   const long d = space.num_free();
   Eigen::MatrixXd x(d, columns);
   std::vector<long> pending(columns);
   for (long k = 0; k < columns; ++k) pending[k] = k;
   std::vector<int> last_status(columns, 0);
-  for (int round = 0; round < 100 && !pending.empty(); ++round) {
+  const int rounds = fallback ? 200 : 100;
+  for (int round = 0; round < rounds && !pending.empty(); ++round) {
+    const BatchedLogDensity& f = round < 100 ? log_density : *fallback;
     Eigen::MatrixXd batch(d, static_cast<long>(pending.size()));
     for (std::size_t j = 0; j < pending.size(); ++j) {
       const std::uint64_t walker = static_cast<std::uint64_t>(pending[j]);
@@ -59,8 +61,9 @@ Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::Vecto
                                  const BatchedLogDensity* without_screen, const BatchedScreen& screen) {
   if (s.optimize <= 0)
     return initial_walkers(space, guess, s.walkers * s.temperatures, s.from_prior, s.scatter, s.seed, 0, f);
-  const Eigen::MatrixXd population = initial_walkers(space, guess, s.walkers, s.from_prior, s.scatter, s.seed, 1, f);
   const bool screened = without_screen && screen;
+  const Eigen::MatrixXd population = initial_walkers(space, guess, s.walkers, s.from_prior, s.scatter, s.seed, 1, f,
+                                                     screened ? without_screen : nullptr);
   const Eigen::VectorXd best =
       optimize_differential_evolution(population, screened ? *without_screen : f, s.optimize, s.seed, progress,
                                       progress_seconds, screened ? screen : BatchedScreen());

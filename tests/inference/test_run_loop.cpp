@@ -223,6 +223,21 @@ TEST(InitialWalkers, RedrawnUntilFiniteOrRefusedWithTheirStatus) {
   } catch (const NoFiniteStart& e) {
     EXPECT_EQ(e.last_status, std::vector<int>(8, 7));
   }
+  // With a fallback density (an optimiser's population under a screen few draws pass): the walkers
+  // that no draw of 100 puts inside the narrow box are drawn on the wide one instead.
+  const auto narrow = box(0.99);
+  const BatchedLogDensity wide = box(0.0);
+  const Eigen::MatrixXd mixed = initial_walkers(space, guess, 64, true, 0.5, 3, 0, narrow, &wide);
+  long kept = 0;
+  for (long k = 0; k < 64; ++k) {
+    EXPECT_GE(mixed(0, k), 0.0);
+    EXPECT_LE(mixed(0, k), 1.0);
+    kept += mixed(0, k) >= 0.99;
+  }
+  // uniform(-1, 2): a draw lands in [0.99, 1] with probability 1/300, so 100 rounds place about
+  // 28% of the walkers there and leave the rest to the fallback.
+  EXPECT_GT(kept, 5);
+  EXPECT_LT(kept, 40);
 }
 
 TEST(Summary, QuantilesMeanAndSdOfKnownValues) {

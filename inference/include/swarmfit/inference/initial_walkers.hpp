@@ -24,10 +24,12 @@ struct NoFiniteStart : std::runtime_error {
 // `columns` walkers in the free parameters of `space`: guess + scatter * (prior standard deviation)
 // * N(0, 1) per parameter, or (from_prior) prior draws; those with a posterior of -inf are redrawn,
 // at most 100 rounds. Random numbers from the RandomPurpose::kInitial streams of `seed`, generation
-// stream * 1000 + round. Throws NoFiniteStart.
+// stream * 1000 + round. With `fallback`, the walkers still at -inf after those rounds are drawn
+// again (rounds 100-199) on fallback instead (for a population that may hold members the
+// optimiser rejects itself). Throws NoFiniteStart.
 Eigen::MatrixXd initial_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, long columns,
                                 bool from_prior, double scatter, std::uint64_t seed, std::uint64_t stream,
-                                const BatchedLogDensity& log_density);
+                                const BatchedLogDensity& log_density, const BatchedLogDensity* fallback = nullptr);
 
 struct StartSettings {
   long walkers = 0;         // per temperature
@@ -42,7 +44,9 @@ struct StartSettings {
 // (stream 1), optimised, then every column scattered around its best point (stream 2).
 // With `screen` and `without_screen` (log_density less the screened constraint): the optimisation
 // runs on without_screen and screens only its improving trials (optimizer.hpp); the walkers are
-// drawn on log_density.
+// drawn on log_density. A population member with no draw that passes the screen in 100 tries is
+// drawn on without_screen (the optimiser screens it: it starts at -inf and gives way to the
+// first trial that passes), so that a long screen few prior draws survive does not stop the start.
 Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess,
                                  const StartSettings& settings, const BatchedLogDensity& log_density,
                                  const ProgressCallback& progress = {}, double progress_seconds = 0.5,
