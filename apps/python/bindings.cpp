@@ -460,6 +460,7 @@ std::unique_ptr<Run> fit(const std::string& path, const std::vector<std::string>
   run->first_draw = result.first_draw;
   nb::dict& f = run->fit;
   f["interrupted"] = result.interrupted;
+  f["state_saved"] = result.state_saved;
   f["interrupted_by_keyboard"] = keyboard;
   f["converged"] = result.converged;
   f["generation"] = result.generation;

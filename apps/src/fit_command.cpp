@@ -96,6 +96,11 @@ int fit_command(int argc, char** argv) {
   if (s.progress == "on" || (s.progress == "auto" && isatty(STDERR_FILENO))) callbacks.progress = print_progress;
   callbacks.should_stop = [] { return g_signal != 0; };
   const FitResult r = run_fit(c, s, callbacks);
+  if (r.interrupted && !r.state_saved) {
+    std::cout << "  interrupted (signal " << g_signal << ") in the start phase; nothing written: the same command "
+              << "starts again from the beginning\n";
+    return 128 + g_signal;
+  }
   if (r.interrupted) {
     std::cout << "  interrupted (signal " << g_signal << ") at generation " << r.generation << "; state saved in "
               << s.output << ": continue with --resume\n";

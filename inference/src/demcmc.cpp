@@ -168,6 +168,18 @@ void Demcmc::update_half(int half) {
   }
 }
 void Demcmc::step() {
+  DemcmcState before = s_;  // a copy of the walkers per generation: nothing next to one evaluation
+  std::vector<unsigned char> accepted_before = accepted_last_;
+  try {
+    step_unguarded();
+  } catch (...) {
+    s_ = std::move(before);
+    accepted_last_ = std::move(accepted_before);
+    throw;
+  }
+}
+
+void Demcmc::step_unguarded() {
   update_half(0);
   update_half(1);
   // Temperature swaps, from the hottest pair down, so a state can travel to T = 1 in one sweep.

@@ -58,12 +58,14 @@ Eigen::MatrixXd initial_walkers(const ParameterSpace& space, const Eigen::Vector
 
 Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess, const StartSettings& s,
                                  const BatchedLogDensity& f, const ProgressCallback& progress, double progress_seconds,
-                                 const BatchedLogDensity* without_screen, const BatchedScreen& screen) {
+                                 const BatchedLogDensity* without_screen, const BatchedScreen& screen,
+                                 const BatchedLogDensity* population_density) {
   if (s.optimize <= 0)
     return initial_walkers(space, guess, s.walkers * s.temperatures, s.from_prior, s.scatter, s.seed, 0, f);
   const bool screened = without_screen && screen;
-  const Eigen::MatrixXd population = initial_walkers(space, guess, s.walkers, s.from_prior, s.scatter, s.seed, 1, f,
-                                                     screened ? without_screen : nullptr);
+  const Eigen::MatrixXd population =
+      initial_walkers(space, guess, s.walkers, s.from_prior, s.scatter, s.seed, 1,
+                      population_density ? *population_density : f, screened ? without_screen : nullptr);
   const Eigen::VectorXd best =
       optimize_differential_evolution(population, screened ? *without_screen : f, s.optimize, s.seed, progress,
                                       progress_seconds, screened ? screen : BatchedScreen());

@@ -40,7 +40,12 @@ RunLoopResult run_loop(Demcmc& sampler, Chain& chain, const RunLoopSettings& s, 
     callbacks.progress(report);
   };
   while (sampler.generation() < s.generations) {
-    sampler.step();
+    try {
+      sampler.step();
+    } catch (const Interrupted&) {  // the sampler is as it was after the last whole generation
+      result.interrupted = true;
+      break;
+    }
     const long g = sampler.generation();
     if (g % s.thin == 0) chain.append(sampler);
     // Outlier walkers stuck in poor regions are moved onto good ones during the burn-in (DREAM's

@@ -278,7 +278,14 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
 
   remove_stale_partials(s.output);
   const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
-  const Posterior posterior(space, problem, &c.stability);
+  // The constraint polls should_stop between its calls, so that a signal during a long stability
+  // pass is honoured within one call (Interrupted: the sampler keeps its last whole generation); the start phase's
+  // optimiser screens at a horizon capped at kStartHorizonOrbits (stability.hpp).
+  StabilityConstraint stability = c.stability, start_stability = c.stability;
+  stability.should_stop = start_stability.should_stop = callbacks.should_stop;
+  start_stability.options.horizon_orbits = std::min(stability.options.horizon_orbits, kStartHorizonOrbits);
+  const Posterior posterior(space, problem, &stability);
+  const Posterior start_posterior(space, problem, &start_stability);
   run.names = space.names();
   run.units.clear();
   for (const auto& p : c.model->parameters()) run.units.push_back(p.unit);
@@ -320,10 +327,15 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
 
   // The stability constraint, if any, by delayed acceptance: integrated for the proposals the
   // likelihood alone would accept (the same chain, at a fraction of the cost; demcmc.hpp).
-  BatchedScreen screen;
-  if (posterior.has_stability())
+  BatchedScreen screen, start_screen;
+  if (posterior.has_stability()) {
     screen = [&posterior](const Eigen::MatrixXd& x, const std::vector<char>& candidates, Eigen::VectorXd& ll,
                           std::vector<int>& status) { posterior.screen(x, candidates, ll, status); };
+    start_screen = [&start_posterior](const Eigen::MatrixXd& x, const std::vector<char>& candidates,
+                                      Eigen::VectorXd& ll,
+                                      std::vector<int>& status) { start_posterior.screen(x, candidates, ll, status); };
+  }
+  const BatchedLogDensity start_density(start_posterior);
   const BatchedLogDensity density =
       posterior.has_stability() ? BatchedLogDensity(posterior.without_stability()) : BatchedLogDensity(posterior);
   std::unique_ptr<Demcmc> sampler;
@@ -339,7 +351,13 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     start.seed = s.sampler.seed;
     Eigen::MatrixXd x0;
     try {
-      x0 = starting_walkers(space, guess, start, posterior, callbacks.progress, 0.5, &density, screen);
+      x0 = starting_walkers(space, guess, start, posterior, callbacks.progress, 0.5, &density, start_screen,
+                            &start_density);
+    } catch (const Interrupted&) {
+      result.interrupted = true;  // nothing written: a run started again gives the same chain
+      result.state_saved = false;
+      result.timing.total = elapsed();
+      return result;
     } catch (const NoFiniteStart& e) {
       std::map<std::string, int> reasons;
       for (int status : e.last_status) ++reasons[model_status_name(status)];

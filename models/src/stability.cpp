@@ -271,10 +271,18 @@ long apply_stability(const PlanetaryModel& model, const StabilityConstraint& c, 
     // through its steps far more slowly than a CPU core does, so the GPU pays only when the batch
     // fills it.
     StabilityOptions options = c.options;
+    options.progress_calls =
+        static_cast<int>(std::min(1e4, std::max(1.0, std::ceil(options.horizon_orbits / kOrbitsPerStabilityCall))));
     const long threads = options.threads > 0 ? options.threads : omp_get_max_threads();
     if (options.backend == "cuda" && static_cast<long>(candidates.size()) < kGpuStabilityPerCpuThread * threads)
       options.backend = "cpu";
-    const std::vector<SetStability> r = assess_stability(model, sets, static_cast<long>(candidates.size()), options);
+    std::function<void(double)> poll;
+    if (c.should_stop)
+      poll = [&c](double) {
+        if (c.should_stop()) throw Interrupted("interrupted during a stability pass");
+      };
+    const std::vector<SetStability> r =
+        assess_stability(model, sets, static_cast<long>(candidates.size()), options, poll);
     for (std::size_t k = 0; k < candidates.size(); ++k)
       fails[k] = !r[k].survived() || (c.mode == "megno" && r[k].chaotic);
   } else {

@@ -393,6 +393,72 @@ TEST_F(FitCli, SameChainWithOneAndTwoThreadsAndAfterSigterm) {
   EXPECT_EQ(saved.chain.num_draws(), saved.state.generation);
 }
 
+// SIGTERM during a stability pass far too long to wait for (1e7 orbits, run in calls of 1e3 that
+// poll the signal) ends the command within the call: in the start phase with nothing written, in
+// the sampling with the state of the last whole generation saved. Without the polling the command
+// would run for hours; the test waits 60 s, then kills it and fails.
+TEST_F(FitCli, SigtermDuringALongStabilityPassIsHonouredAtOnce) {
+  const std::string config = fit_config();
+  auto start = [&](const std::string& keys, const std::string& log) {
+    std::vector<std::string> args = {"fit", "--config", config};
+    std::istringstream words(keys);
+    for (std::string w; words >> w;) args.push_back(w);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen("/dev/null", "w", stderr);
+      std::vector<char*> argv = {const_cast<char*>(SWARMFIT_BINARY)};
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(SWARMFIT_BINARY, argv.data());
+      _exit(127);
+    }
+    return pid;
+  };
+  auto terminate = [](pid_t pid) {  // the exit code, or -1 if it had to be killed
+    usleep(1500000);
+    kill(pid, SIGTERM);
+    int status = 0;
+    for (int waited = 0; waited < 60000; waited += 10) {
+      if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+      usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+  };
+  auto text = [](const fs::path& file) {
+    std::ifstream in(file);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string long_pass = " stability=integrate stability_horizon=1e7";
+
+  // In the start phase (its walkers are screened at the full horizon): nothing written.
+  EXPECT_EQ(terminate(start(small("start.h5") + long_pass, (dir_ / "start.log").string())), 128 + SIGTERM);
+  EXPECT_NE(text(dir_ / "start.log").find("in the start phase; nothing written"), std::string::npos)
+      << text(dir_ / "start.log");
+  EXPECT_FALSE(fs::exists(dir_ / "start.h5"));
+
+  // In the sampling: a short run at a 1-orbit horizon, resumed with the long one (the command
+  // line's keys are not part of the configuration text --resume checks).
+  const std::string path = (dir_ / "sampling.h5").string();
+  ASSERT_EQ(run("fit --config " + config + small("sampling.h5") +
+                " generations=3 stability=integrate "
+                "stability_horizon=1 checkpoint_every=1")
+                .exit_code,
+            0);
+  const pid_t pid = start("--resume" + small("sampling.h5") + " generations=100000 checkpoint_every=1" + long_pass,
+                          (dir_ / "sampling.log").string());
+  EXPECT_EQ(terminate(pid), 128 + SIGTERM);
+  EXPECT_NE(text(dir_ / "sampling.log").find("interrupted (signal 15) at generation 3; state saved"), std::string::npos)
+      << text(dir_ / "sampling.log");
+  const swarmfit::RunRecord saved = swarmfit::read_run(path);
+  EXPECT_EQ(saved.state.generation, 3);
+  EXPECT_EQ(saved.chain.num_draws(), 3);
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".partial."), std::string::npos) << "left behind: " << entry.path();
+}
+
 // The run file as users read it: h5py and ArviZ (whose R-hat and ESS must equal swarmfit's).
 TEST_F(FitCli, RunFileLoadsInH5pyAndArvizWithTheSameDiagnostics) {
   const std::string config = fit_config();

@@ -4,6 +4,7 @@
 // a Gaussian's mode; initial walkers are redrawn until their posterior is finite.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -140,6 +141,53 @@ TEST(RunLoop, StoppedAndContinuedEqualsUninterrupted) {
   EXPECT_TRUE(chain.parameters == whole_chain.parameters);
   EXPECT_EQ(chain.accepted, whole_chain.accepted);
   EXPECT_EQ(b.walkers_reset + c.walkers_reset, a.walkers_reset);
+}
+
+// A density that throws Interrupted inside a generation (a signal seen during a long stability
+// pass, after the first half's call): run_loop returns interrupted with the sampler as it was after
+// the last whole generation, and continued from that state the run is the uninterrupted one, bitwise.
+TEST(RunLoop, InterruptedInsideAGenerationKeepsTheLastWholeOne) {
+  const Gaussian target(3);
+  DemcmcSettings settings;
+  settings.seed = 9;
+  RunLoopSettings loop;
+  loop.generations = 400;
+  loop.check_every = 50;
+  Demcmc whole(scattered(3, 12, 2.0, 3), target.density(), settings);
+  Chain whole_chain;
+  run_loop(whole, whole_chain, loop, {});
+
+  long calls = 0;
+  const BatchedLogDensity plain = target.density();
+  const BatchedLogDensity throwing = [&](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll,
+                                         std::vector<int>& status) {
+    // The initial evaluation, then two calls (halves) per generation g = 0, 1, ...: 2 g + 2 and
+    // 2 g + 3. This is the second half of generation 57, after the first half has moved.
+    if (++calls == 2 * 57 + 3) throw Interrupted("test signal");
+    plain(x, lp, ll, status);
+  };
+  // The test has teeth only if the first half of generation 57 moved a walker: it does.
+  Demcmc reference(scattered(3, 12, 2.0, 3), plain, settings);
+  for (int g = 0; g < 57; ++g) reference.step();
+  const DemcmcState at57 = reference.state();
+  reference.step();
+  const auto& moved = reference.accepted_last();
+  ASSERT_GT(std::count(moved.begin(), moved.begin() + 6, 1), 0);
+
+  Demcmc first(scattered(3, 12, 2.0, 3), throwing, settings);
+  Chain chain;
+  const RunLoopResult b = run_loop(first, chain, loop, {});
+  ASSERT_TRUE(b.interrupted);
+  EXPECT_EQ(first.generation(), 57);
+  EXPECT_EQ(chain.num_draws(), 57);
+  EXPECT_TRUE(first.state().walkers == at57.walkers);
+  EXPECT_EQ(first.state().accepted, at57.accepted);
+  Demcmc second(first.state(), plain, settings);
+  run_loop(second, chain, loop, {});
+  EXPECT_EQ(second.generation(), whole.generation());
+  EXPECT_TRUE(chain.parameters == whole_chain.parameters);
+  EXPECT_EQ(chain.accepted, whole_chain.accepted);
+  EXPECT_TRUE(second.state().log_likelihood == whole.state().log_likelihood);
 }
 
 // DE/rand/1/bin from a population spread far around the mode ends within 1e-4 standard deviations

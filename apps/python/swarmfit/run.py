@@ -46,6 +46,9 @@ def fit(model, output=None, *, resume=False, callback=None, **keys):
     finally:
         display.close()
     run = Run(result)
+    if run.fit["interrupted_by_keyboard"] and not run.fit["state_saved"]:
+        raise KeyboardInterrupt("swarmfit.fit: interrupted in the start phase; nothing written: the same call "
+                                "starts again from the beginning")
     if run.fit["interrupted_by_keyboard"]:
         raise KeyboardInterrupt(f"swarmfit.fit: interrupted at generation {run.generation}; state saved in "
                                 f"{run.path}: continue with swarmfit.fit(..., resume=True)")

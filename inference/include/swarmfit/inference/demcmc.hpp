@@ -15,6 +15,8 @@
 #include <Eigen/Dense>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "swarmfit/inference/moves/differential_evolution.hpp"
@@ -23,6 +25,13 @@
 #include "swarmfit/inference/random.hpp"
 
 namespace swarmfit {
+
+// Thrown by a log-density or screen to stop the work in progress (a signal seen during a long
+// evaluation). Demcmc::step leaves the sampler as it was before the step (run_loop.hpp returns
+// interrupted), the start phase (initial_walkers.hpp) lets it through.
+struct Interrupted : std::runtime_error {
+  explicit Interrupted(const std::string& what) : std::runtime_error(what) {}
+};
 
 // Columns of `params` (d x n) in; per column the log prior and the log-likelihood out (-inf where
 // impossible; the likelihood need not be evaluated where the prior is -inf) and a status code
@@ -73,7 +82,8 @@ class Demcmc {
   static void check_settings(const DemcmcSettings& settings, long d, long walkers_per_temperature);
 
   // One generation: the first half proposes from the second, then the second from the first, at
-  // every temperature; then the temperature swaps.
+  // every temperature; then the temperature swaps. If the log-density or the screen throws, the
+  // sampler is left as before the call (strong guarantee), so an Interrupted step can be saved.
   void step();
 
   const DemcmcSettings& settings() const { return settings_; }
@@ -94,6 +104,7 @@ class Demcmc {
 
  private:
   void check();
+  void step_unguarded();
   void update_half(int half);
   double tempered(long column) const;
 

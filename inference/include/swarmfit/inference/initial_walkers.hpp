@@ -47,9 +47,12 @@ struct StartSettings {
 // drawn on log_density. A population member with no draw that passes the screen in 100 tries is
 // drawn on without_screen (the optimiser screens it: it starts at -inf and gives way to the
 // first trial that passes), so that a long screen few prior draws survive does not stop the start.
+// `population_density` (optional): the population is drawn on it instead of log_density, as when
+// the optimiser's screen is a cheaper form of the walkers' constraint (`screen` is then that form).
 Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::VectorXd& guess,
                                  const StartSettings& settings, const BatchedLogDensity& log_density,
                                  const ProgressCallback& progress = {}, double progress_seconds = 0.5,
-                                 const BatchedLogDensity* without_screen = nullptr, const BatchedScreen& screen = {});
+                                 const BatchedLogDensity* without_screen = nullptr, const BatchedScreen& screen = {},
+                                 const BatchedLogDensity* population_density = nullptr);
 
 }  // namespace swarmfit

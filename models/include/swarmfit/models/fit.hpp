@@ -62,6 +62,7 @@ struct FitTiming {
 struct FitResult {
   RunRecord run;  // as in the run file: chain, state, settings, attributes
   bool interrupted = false, converged = false;
+  bool state_saved = true;  // false: interrupted in the start phase, before any state to save (none written)
   long generation = 0;
   double acceptance = 0;               // at T = 1, since the start
   std::vector<double> swap_fractions;  // per adjacent pair of temperatures
