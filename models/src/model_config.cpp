@@ -88,7 +88,7 @@ po::options_description model_keys() {
       "passage time, as swarmfit stability)")("stability_megno_limit", po::value<double>()->default_value(3.0),
                                               "stability = megno: the largest MEGNO kept")(
       "stability_penalty", po::value<double>()->default_value(0.0),
-      "0: a failed proposal gets ln L = -inf; > 0: ln L - this (a soft constraint)")(
+      "0: a failed proposal gets ln L = -inf; > 0: ln L - this (a soft constraint, the draw marked unstable)")(
       "stop_on_unbound", po::value<bool>()->default_value(true), "stop when a planet becomes unbound")(
       "backend", po::value<std::string>()->default_value("cpu"), "cpu or cuda")(
       "reproducible", po::value<bool>()->default_value(false),

@@ -293,12 +293,9 @@ long apply_stability(const PlanetaryModel& model, const StabilityConstraint& c, 
     if (!fails[k]) continue;
     ++failed;
     const long s = candidates[k];
-    if (c.penalty > 0) {
-      log_likelihood[s] -= c.penalty;
-    } else {
-      log_likelihood[s] = -std::numeric_limits<double>::infinity();
-      status[s] = kStatusUnstable;
-    }
+    // Soft or hard, the status marks the failure, so a run file's chain says which draws failed.
+    log_likelihood[s] = c.penalty > 0 ? log_likelihood[s] - c.penalty : -std::numeric_limits<double>::infinity();
+    status[s] = kStatusUnstable;
   }
   return failed;
 }

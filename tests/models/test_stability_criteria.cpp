@@ -127,7 +127,7 @@ TEST(StabilityCriteria, CrossingAndHillUnstablePairsAreFlagged) {
 
 // A fit's stability constraint on the demo model (examples/demo): its own values pass every mode;
 // an inner planet at e = 0.81, whose orbit crosses the outer one, fails every mode, gets -inf and
-// kStatusUnstable, or with a penalty keeps its status and loses exactly the penalty.
+// kStatusUnstable, or with a penalty loses exactly the penalty and is marked kStatusUnstable all the same.
 TEST(StabilityConstraint, RejectsACrossingProposalInEveryMode) {
   const ModelConfig c = load_model_config(std::string(SWARMFIT_SOURCE_DIR) + "/examples/demo/fit.cfg", {});
   const PlanetaryModel& model = *c.model;
@@ -156,7 +156,9 @@ TEST(StabilityConstraint, RejectsACrossingProposalInEveryMode) {
     int soft_status[2] = {0, 0};
     apply_stability(model, constraint, sets.data(), 2, soft, soft_status);
     EXPECT_EQ(soft[1], -70.0);
-    EXPECT_EQ(soft_status[1], 0);
+    EXPECT_EQ(soft[0], -10.0);
+    EXPECT_EQ(soft_status[0], 0);
+    EXPECT_EQ(soft_status[1], kStatusUnstable);
   }
 }
 

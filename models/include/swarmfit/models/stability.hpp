@@ -62,12 +62,12 @@ std::vector<SetStability> assess_stability(const PlanetaryModel& model, const st
 // A fit's stability constraint (model key `stability`): none; amd or hill (the analytic criteria of
 // each proposal's initial orbits); integrate (the proposal survives `horizon_orbits` orbits of its
 // outermost planet) or megno (survives and its MEGNO stays below megno_limit). Proposals that
-// fail get ln L = -inf and kStatusUnstable, or with penalty > 0 ln L - penalty (a soft constraint,
-// status kept). integrate and megno run the proposals whose ln L is finite as a second batched
-// integration on the fit's backend; the fit's sampler calls it only for the proposals it would
-// accept (delayed acceptance, inference/demcmc.hpp).
-// In a fit on the GPU, batches of fewer than this many systems per CPU thread take the stability
-// pass on the CPU (apply_stability).
+// fail get ln L = -inf and kStatusUnstable, or with penalty > 0 ln L - penalty and kStatusUnstable
+// (a soft constraint: the draw may stay in the chain, marked). integrate and megno run the
+// proposals whose ln L is finite as a second batched integration on the fit's backend; the fit's
+// sampler calls it only for the proposals it would accept (delayed acceptance,
+// inference/demcmc.hpp). In a fit on the GPU, batches of fewer than this many systems per CPU
+// thread take the stability pass on the CPU (apply_stability).
 constexpr long kGpuStabilityPerCpuThread = 100;
 
 // A fit's start phase screens its optimiser's trials with the horizon capped at this many orbits:
