@@ -12,5 +12,6 @@ int plot_command(int argc, char** argv);
 int simulate_command(int argc, char** argv);
 int stability_command(int argc, char** argv);
 int map_command(int argc, char** argv);
+int catalog_command(int argc, char** argv);
 
 }  // namespace swarmfit::app

@@ -28,6 +28,8 @@ void usage(std::ostream& out) {
          "                 integrate posterior draws for a horizon: survival, MEGNO, AMD and Hill criteria\n"
          "  map --config FILE --x NAME:LO:HI:N --y NAME:LO:HI:N [--horizon ORBITS] [--png FILE]\n"
          "                 MEGNO and survival over a grid of two parameters of a model\n"
+         "  catalog --config FILE --output DIR [--targets A,B] [--check] [key=value ...]\n"
+         "                 fit every target of a catalog into its own run file; one summary of them all\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
     if (command == "simulate") return swarmfit::app::simulate_command(argc - 1, argv + 1);
     if (command == "stability") return swarmfit::app::stability_command(argc - 1, argv + 1);
     if (command == "map") return swarmfit::app::map_command(argc - 1, argv + 1);
+    if (command == "catalog") return swarmfit::app::catalog_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

@@ -574,3 +574,191 @@ TEST_F(FitCli, SimulateRemakesTheBundledDemoDataFromItsTruth) {
 }
 
 }  // namespace
+
+namespace {
+
+// `swarmfit catalog` on a small Systemic-format catalog made here: Alpha (one planet, P = 5 d,
+// K = 50 m/s, in three files: m/s, km/s with an absolute level, and a file repeating some of the
+// first file's spectra, with the kinds of damage the archive's files have), Beta (its only file
+// missing) and Gamma (its planet's period longer than its data span).
+class CatalogCli : public FitCli {
+ protected:
+  std::string make_catalog() {
+    const fs::path folder = dir_ / "in_catalog";
+    fs::create_directories(folder);
+    auto put = [&](const std::string& name, const std::string& text) { std::ofstream(folder / name) << text; };
+    std::uint64_t state = 12345;
+    auto normal = [&] {  // Box-Muller on a 64-bit LCG: the same data everywhere
+      auto uniform = [&] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return ((state >> 11) + 0.5) / 9007199254740992.0;
+      };
+      const double u = uniform(), v = uniform();
+      return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v);
+    };
+    auto signal = [](double t) { return 50.0 * std::sin(2 * M_PI * (t - 2455001.3) / 5.0); };
+    std::ostringstream keck, harps, again;
+    keck << "# instrument = HIRES\n# value_units = M/S\n";
+    harps << "# instrument = HARPS\n# value_units = KM/S\n";
+    again << "# instrument = HIRES\n# value_units = M/S\n";
+    char row[160];
+    for (int k = 0; k < 40; ++k) {
+      const double t = 2455000.0 + 3.7 * k + 0.1 * (k % 3);
+      std::snprintf(row, sizeof row, "%.5f %.3f 3.0\n", t, signal(t) + 3 * normal());
+      keck << row;
+      if (k < 5) again << row;  // the same spectra published twice
+    }
+    for (int k = 0; k < 40; ++k) {
+      const double t = 2455002.1 + 4.3 * k;
+      std::snprintf(row, sizeof row, "%.5f %.6f 0.003\n", t, -12.345 + (signal(t) + 3 * normal()) / 1000);
+      harps << row;
+      if (k == 7) harps << row;                                 // a repeated row
+      if (k == 9) harps << "2455100.5 -12.345 0.0\n";           // a zero error
+      if (k == 11) harps << "2455101.5 -12.345 0.003 extra\n";  // an extra column
+    }
+    for (int k = 0; k < 5; ++k) {
+      const double t = 2455300.0 + 2.9 * k;
+      std::snprintf(row, sizeof row, "%.5f %.3f 3.0\n", t, signal(t) + 3 * normal());
+      again << row;
+    }
+    put("Alpha_1_KECK.vels", keck.str());
+    put("Alpha_2_3.6M.vels", harps.str());
+    put("Alpha_3_KECK.vels", again.str());
+    put("Alpha.sys",
+        "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tAlpha\nMass\t1.00\nTeff\t5700\nRV[]\t"
+        "Alpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\nRV[]\tAlpha_3_KECK.vels\n");
+    put("Beta.sys",
+        "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tBeta\nMass\t0.9\nRV[]\tBeta_1_X.vels\n");
+    put("Gamma_1_LICK.vels", keck.str());
+    put("Gamma.sys",
+        "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tGamma\nMass\t1.1\nRV[]\t"
+        "Gamma_1_LICK.vels\n");
+    put("planets.csv",
+        "system,planet,period_days,period_err,K_ms,e,omega_deg,tperi_or_tc,time_kind,status,flags,mstar_K_msun\n"
+        "Alpha,b,5.0,0.001,50,0.0,,2455001.3,tc,Confirmed planets,,1.0\n"
+        "Beta,b,10.0,,20,,,,,Confirmed planets,,\n"
+        "Gamma,b,900.0,,30,0.1,45,2455100,tperi,Confirmed planets,,\n");
+    return write("catalog.cfg", "folder = in_catalog\nplanets = planets.csv\n");
+  }
+  std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  // summary.csv without its seconds column (the one thing a resumed run changes).
+  std::string summary_without_time(const fs::path& output) {
+    std::istringstream in(slurp(output / "summary.csv"));
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> fields;
+      std::stringstream s(line);
+      for (std::string f; std::getline(s, f, ',');) fields.push_back(f);
+      for (std::size_t k = 0; k < fields.size(); ++k)
+        if (k != 5) out += fields[k] + ",";
+      out += "\n";
+    }
+    return out;
+  }
+  static constexpr const char* kShort = " generations=300 optimize=30 walkers=24 ess_target=0 threads=1";
+};
+
+// The checks report what they found per file and repair only by their rules; the planet's period
+// and amplitude come back from the m/s and the km/s files together; skipped targets say why; a
+// second run redoes nothing and writes the same summary.
+TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
+  const std::string catalog = make_catalog();
+  const fs::path out = dir_ / "out";
+  const Result check = run("catalog --config " + catalog + " --output " + out.string() + " --check");
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_NE(check.out.find("3 targets, 2 skipped"), std::string::npos) << check.out;
+  const std::string report = slurp(out / "report.txt");
+  for (const char* line : {"KM/S: RVs and errors converted to m/s", "1 rows repeat an earlier row exactly",
+                           "1 rows with an error <= 0", "1 rows are not three finite numbers",
+                           "5 rows (lines 3, 4, 5, 6, 7) hold a time and RV an earlier file of this star holds",
+                           "Beta (Beta, 0.9 Msun from .sys, 0 RVs): skipped: no usable RV file",
+                           "Gamma (Gamma, 1.1 Msun from .sys, 40 RVs): skipped: no known planet the data can constrain",
+                           "cannot be read (missing): not used", "planet b not fitted: P = 900 d > 1.5 x"})
+    EXPECT_NE(report.find(line), std::string::npos) << line << "\n" << report;
+  EXPECT_TRUE(fs::exists(out / "targets" / "Alpha" / "fit.cfg"));
+  EXPECT_FALSE(fs::exists(out / "summary.csv"));
+
+  const Result fit = run("catalog --config " + catalog + " --output " + out.string() + kShort);
+  ASSERT_EQ(fit.exit_code, 0) << fit.err << fit.out;
+  EXPECT_NE(fit.out.find("1 fitted now, 0 kept from before, 0 failed"), std::string::npos) << fit.out;
+  const std::string summary = slurp(out / "summary.csv");
+  std::istringstream lines(summary);
+  std::string line;
+  std::getline(lines, line);
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    std::vector<std::string> f;
+    std::stringstream s(line);
+    for (std::string x; std::getline(s, x, ',');) f.push_back(x);
+    ASSERT_GE(f.size(), 17u) << line;
+    if (f[0] == "Alpha") {
+      EXPECT_EQ(f[3], "85");                             // 40, 40 (3 damaged rows dropped), 5 new of the third file
+      EXPECT_NEAR(std::stod(f[11]), 5.0, 2e-3) << line;  // period median
+      EXPECT_NEAR(std::stod(f[14]), 50.0, 2.0) << line;  // K median (sd ~0.5 m/s)
+    } else {
+      EXPECT_EQ(f[2].rfind(f[0] == "Beta" ? "skipped: no usable RV file" : "skipped: no known planet", 0), 0u) << line;
+    }
+  }
+  EXPECT_EQ(rows, 3);
+  // The second file's level, -12.345 km/s, as its offset in m/s.
+  const std::string alpha = slurp(out / "targets" / "Alpha" / "run_summary.csv");
+  const auto at = alpha.find("offset_3-6M_2,");
+  ASSERT_NE(at, std::string::npos) << alpha;
+  std::stringstream offset(alpha.substr(at));
+  std::string name, unit, value;
+  std::getline(offset, name, ',');
+  std::getline(offset, unit, ',');
+  std::getline(offset, value, ',');
+  EXPECT_NEAR(std::stod(value), -12345.0, 3.0) << alpha.substr(at, 200);
+
+  const std::string before = summary_without_time(out);
+  const Result again = run("catalog --config " + catalog + " --output " + out.string() + kShort);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("0 fitted now, 1 kept from before"), std::string::npos) << again.out;
+  EXPECT_EQ(summary_without_time(out), before);
+}
+
+// A broken description or a key no target takes: one line, exit 2, nothing written.
+TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
+  const std::string catalog = make_catalog();
+  expect_refused(run("catalog --config " + catalog + " --output " + (dir_ / "x").string() + " walkrs=30"),
+                 "command line: unknown key 'walkrs' (did you mean 'walkers'?)");
+  expect_refused(run("catalog --config " + write("bad.cfg", "folder = nowhere\nplanets = p.csv\n") + " --output " +
+                     (dir_ / "x").string()),
+                 "folder '");
+  expect_refused(run("catalog --config " + write("bad2.cfg", "folder = in_catalog\nplanets = planets.csv\n[star x]\n") +
+                     " --output " + (dir_ / "x").string()),
+                 "bad2.cfg:3: unknown section type 'star'");
+}
+
+// Killed with SIGKILL at random moments and started again, the catalog ends with the summary of an
+// uninterrupted run (the fits' seconds aside) and never refits a finished target.
+TEST_F(CatalogCli, KilledAtRandomAndResumedGivesTheSameSummary) {
+  const std::string catalog = make_catalog();
+  const fs::path reference = dir_ / "out_ref";
+  ASSERT_EQ(run("catalog --config " + catalog + " --output " + reference.string() + kShort).exit_code, 0);
+  const std::string expected = summary_without_time(reference);
+
+  const fs::path out = dir_ / "out_killed";
+  std::vector<std::string> args = {"catalog", "--config", catalog, "--output", out.string()};
+  std::istringstream words(kShort);
+  for (std::string w; words >> w;) args.push_back(w);
+  swarmfit::CounterRandom random(20261126);
+  int kills = 0, code = -1;
+  for (int attempt = 0; attempt < 200 && code != 0; ++attempt) {
+    const int delay = 20 + static_cast<int>(random.below(400, swarmfit::RandomPurpose::kTest, attempt, 0, 0));
+    code = run_and_kill(args, delay, (dir_ / ("catalog" + std::to_string(attempt) + ".log")).string());
+    kills += code == -1;
+  }
+  ASSERT_EQ(code, 0);
+  EXPECT_GE(kills, 1);
+  EXPECT_EQ(summary_without_time(out), expected);
+  for (const auto& entry : fs::recursive_directory_iterator(out))
+    EXPECT_EQ(entry.path().string().find(".partial."), std::string::npos) << "left behind: " << entry.path();
+}
+
+}  // namespace

@@ -1,0 +1,79 @@
+// `swarmfit catalog`: many targets fitted by the fit pipeline, one summary (models/catalog.hpp) from
+// the command line: the description and overrides read, every target checked before any fit,
+// a line per target as it finishes, SIGINT and SIGTERM turned into "save the fit in progress
+// and stop" (exit 128 + the signal; the same command continues).
+#include <csignal>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "config.hpp"
+#include "errors.hpp"
+#include "swarmfit/models/catalog.hpp"
+
+namespace po = boost::program_options;
+
+namespace swarmfit::app {
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_catalog_signal(int signal) { g_signal = signal; }
+
+}  // namespace
+
+int catalog_command(int argc, char** argv) {
+  po::options_description options("Options");
+  CatalogSettings s;
+  std::string targets;
+  bool check = false;
+  options.add_options()("help,h", "show this help")(
+      "config", po::value<std::string>(&s.description),
+      "catalog description: folder = DIR and planets = FILE (a Systemic-format catalog), [target NAME] sections, "
+      "shared model and fit keys")("output", po::value<std::string>(&s.output),
+                                   "results folder: report.txt, targets/NAME/{fit.cfg, run.h5, result.csv}, "
+                                   "summary.csv, summary.h5")("targets", po::value<std::string>(&targets),
+                                                              "fit only these targets (comma-separated names)")(
+      "max-targets", po::value<long>(&s.max_targets), "only the first N targets")(
+      "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit");
+  po::variables_map vm;
+  parse_command_line(argc, argv, options, &s.overrides, vm);
+  if (vm.count("help")) {
+    std::cout << "usage: swarmfit catalog --config FILE --output DIR [--targets A,B] [--max-targets N] [--check] "
+                 "[key=value ...]\n"
+              << options
+              << "\nThe key=value overrides apply to every target (fit and model keys, as `swarmfit "
+                 "fit`). Run again to continue: finished targets are kept, a fit in progress resumes.\n";
+    return 0;
+  }
+  if (s.description.empty()) throw InputError("command line: --config FILE is required");
+  if (s.output.empty()) throw InputError("command line: --output DIR is required");
+  if (vm.count("max-targets") && s.max_targets <= 0) throw InputError("command line: --max-targets must be > 0");
+  s.check_only = check;
+  std::stringstream names(targets);
+  for (std::string name; std::getline(names, name, ',');)
+    if (!name.empty()) s.only.push_back(name);
+  std::signal(SIGINT, on_catalog_signal);
+  std::signal(SIGTERM, on_catalog_signal);
+  CatalogCallbacks callbacks;
+  callbacks.message = [](const std::string& line) { std::cout << "  " << line << std::endl; };
+  callbacks.should_stop = [] { return g_signal != 0; };
+  const CatalogOutcome r = run_catalog(s, callbacks);
+  long skipped = 0;
+  for (const CatalogTarget& t : r.targets) skipped += !t.skip.empty();
+  std::cout << "swarmfit catalog: " << r.targets.size() << " targets, " << skipped << " skipped (" << s.output
+            << "/report.txt says why)";
+  if (s.check_only) {
+    std::cout << "; checked only\n";
+    return 0;
+  }
+  std::cout << ", " << r.fitted << " fitted now, " << r.reused << " kept from before, " << r.failed << " failed\n";
+  if (r.interrupted) {
+    std::cout << "  interrupted (signal " << g_signal << "): the same command continues\n";
+    return 128 + g_signal;
+  }
+  std::cout << "  wrote " << s.output << "/summary.csv and summary.h5\n";
+  return 0;
+}
+
+}  // namespace swarmfit::app

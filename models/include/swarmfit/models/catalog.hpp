@@ -1,0 +1,126 @@
+// Catalog reanalysis (`swarmfit catalog`): many targets, each fitted by the same pipeline as
+// `swarmfit fit` (fit.hpp) into its own run file, and one summary of them all.
+//
+// A catalog description is a sectioned configuration (observations/config_file.hpp):
+//   folder = DIR        a Systemic-format catalog (one NAME.sys per star listing its .vels RV
+//                       files, as ../shared/catalogs/exoplanet-archive-rv), with
+//   planets = FILE      its table of known planets (CSV, one row per planet; README "Catalogs")
+//   [target NAME]       a target of its own: config = MODEL.cfg (any model configuration), or
+//                       for a folder's star, keys that override the shared ones for it alone
+// Every other global key is a model or fit key (walkers, generations, ess_target, backend, ...)
+// shared by all targets. A folder's star becomes a generated model configuration: its RV files
+// read and checked (the rules below), written in m/s and JD to the target's folder, one offset
+// and jitter per file, its known planets with starting values and priors from the table.
+//
+// Checks of every RV file, each reported in one line of the catalog's report (the catalog's
+// files are never changed; the cleaned copies go to the output folder):
+//   - header `value_units = KM/S`: RVs and errors times 1000, unless the numbers are m/s
+//     already (their scatter above 20 "km/s" or median error above 1 "km/s": then kept as m/s);
+//   - `# JD = X` header (Kepler-16, -18): X added to every time;
+//   - a row that is not three finite numbers (extra columns, text): dropped;
+//   - an error <= 0: the row dropped;
+//   - a row repeated exactly (time, RV and error): the repeat dropped;
+//   - a time outside JD 2,400,000-2,470,000 after the above: the row dropped;
+//   - a row whose time and RV (to 1e-5 d and 1e-3 m/s) an earlier file of the star holds: the
+//     same spectrum published twice, dropped from the later file;
+//   - fewer than 3 rows left: the file is not used.
+// A target is skipped, with its reason, when no file is left, when no known planet has a period
+// the data can constrain (P <= 1.5 x the data's time span), or when it has fewer RVs than its free
+// parameters (5 per planet, an offset and a jitter per file) plus 5.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "swarmfit/inference/summary.hpp"
+#include "swarmfit/models/fit.hpp"
+#include "swarmfit/observations/config_file.hpp"
+
+namespace swarmfit {
+
+struct CatalogRow {
+  double time = 0, rv = 0, error = 0;  // JD, m/s, m/s
+  int line = 0;                        // in the original file
+};
+
+struct CatalogFile {
+  std::string path;                   // the catalog's file
+  std::string label;                  // its instrument name in the fit: TOKEN_n from NAME_n_TOKEN.vels
+  std::string instrument;             // the header's instrument, as written
+  std::vector<CatalogRow> rows;       // kept, in m/s and JD
+  std::vector<std::string> findings;  // what the checks found and did, a line each
+  bool usable = true;
+};
+
+struct CatalogPlanet {
+  std::string letter;
+  double period = 0, period_err = 0, K = 0, e = 0, omega_deg = 0;  // days, m/s
+  double epoch = 0;
+  std::string epoch_kind;  // tc, tperi or "" (none: a phase from the priors)
+  std::string status, flags;
+  bool fitted = true;
+  std::string why_not;  // when not fitted
+};
+
+struct CatalogTarget {
+  std::string name;  // the .sys base name, or the [target NAME]
+  std::string star;  // the .sys Name
+  double star_mass = 0;
+  std::string mass_source;  // planets.csv (OEC), .sys, or .sys placeholder
+  std::vector<CatalogFile> files;
+  std::vector<CatalogPlanet> planets;
+  std::vector<std::string> findings;
+  std::vector<ConfigEntry> overrides;  // from its [target NAME] section
+  std::string config;                  // a target given by its own model configuration
+  std::string skip;                    // non-empty: not fitted, and why
+  long config_points = -1;             // a configuration's target: its RVs and transit times
+  long points() const;                 // RV rows kept (or config_points)
+};
+
+struct CatalogSettings {
+  std::string description;             // the catalog description file
+  std::string output;                  // folder of the results (created)
+  std::vector<std::string> overrides;  // key=value for every target (command line)
+  std::vector<std::string> only;       // fit only these targets (all when empty)
+  long max_targets = 0;                // the first N targets (0: all)
+  bool check_only = false;             // read and check, write the report and configs, fit nothing
+};
+
+// One row of the catalog summary: a target's planet (or, for a skipped target, the target).
+struct CatalogResult {
+  std::string target, planet, status;  // status: converged, not converged, skipped: WHY, failed: WHY
+  // median, 16% and 84% of the period (d), K (m/s), m sin i (Jupiter masses), e, omega (deg), a (AU)
+  double value[6][3] = {};
+  double table_period = 0, table_K = 0;
+  double worst_rhat = 0, min_ess = 0, max_log_likelihood = 0, seconds = 0;
+  long generations = 0, points = 0;
+};
+
+struct CatalogCallbacks {
+  std::function<void(const std::string&)> message;  // a line for the user (progress, findings)
+  std::function<bool()> should_stop;                // polled by each fit: true stops the catalog
+};
+
+struct CatalogOutcome {
+  std::vector<CatalogTarget> targets;
+  std::vector<CatalogResult> results;
+  long fitted = 0, skipped = 0, failed = 0, reused = 0;
+  bool interrupted = false;
+};
+
+// Reads the description and every target's data (checked; nothing fitted, nothing written).
+// Throws InputError for a broken description (file, line, key); a broken target is skipped.
+std::vector<CatalogTarget> read_catalog(const CatalogSettings& settings);
+
+// The model configuration of a folder's target, its data in `data_files` (one per usable file,
+// in order) and the shared keys (global lines of the description, then its own overrides).
+std::string catalog_target_config(const CatalogTarget& target, const std::vector<std::string>& data_files,
+                                  const std::vector<ConfigEntry>& shared);
+
+// The whole run: report, configurations, fits (each target's run file resumed where it stopped;
+// a target with its result file is not fitted again), summary (CSV and HDF5). Resumable at any
+// moment: a catalog run killed and started again redoes no finished target.
+CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbacks& callbacks = {});
+
+}  // namespace swarmfit

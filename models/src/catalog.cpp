@@ -1,0 +1,869 @@
+#include "swarmfit/models/catalog.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "swarmfit/inference/hdf5_io.hpp"
+#include "swarmfit/models/likelihood.hpp"
+#include "swarmfit/observations/input_error.hpp"
+#include "swarmfit/observations/text_table.hpp"
+
+namespace fs = std::filesystem;
+
+namespace swarmfit {
+
+long CatalogTarget::points() const {
+  if (config_points >= 0) return config_points;
+  long n = 0;
+  for (const CatalogFile& f : files)
+    if (f.usable) n += static_cast<long>(f.rows.size());
+  return n;
+}
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kPi = 3.14159265358979323846;
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos) return "";
+  return s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A whole field as a finite number (a NUL or any trailing text makes it no number).
+bool number(const std::string& text, double& value) {
+  if (text.empty() || text.find('\0') != std::string::npos) return false;
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(value);
+}
+
+// "lines 4, 7, 9 and 12 more".
+std::string lines_of(const std::vector<int>& lines) {
+  std::string s = lines.size() == 1 ? "line " : "lines ";
+  for (std::size_t k = 0; k < lines.size() && k < 5; ++k) s += (k ? ", " : "") + std::to_string(lines[k]);
+  if (lines.size() > 5) s += " and " + std::to_string(lines.size() - 5) + " more";
+  return s;
+}
+
+double median(std::vector<double> x) {
+  if (x.empty()) return kNaN;
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+double spread(const std::vector<CatalogRow>& rows) {  // standard deviation of the RVs
+  if (rows.size() < 2) return 0;
+  double mean = 0, sum = 0;
+  for (const CatalogRow& r : rows) mean += r.rv;
+  mean /= rows.size();
+  for (const CatalogRow& r : rows) sum += (r.rv - mean) * (r.rv - mean);
+  return std::sqrt(sum / (rows.size() - 1));
+}
+
+// The instrument name of NAME_n_TOKEN.vels in a fit: TOKEN_n, made of letters, digits, - and _.
+std::string file_label(const std::string& file, int index) {
+  std::string stem = fs::path(file).stem().string();
+  std::string token, n;
+  const auto last = stem.rfind('_');
+  if (last != std::string::npos && last > 0) {
+    const auto before = stem.rfind('_', last - 1);
+    if (before != std::string::npos) {
+      n = stem.substr(before + 1, last - before - 1);
+      token = stem.substr(last + 1);
+    }
+  }
+  if (token.empty() || n.empty() || n.find_first_not_of("0123456789") != std::string::npos) {
+    token = "RV";
+    n = std::to_string(index + 1);
+  }
+  std::string label;
+  for (char c : token + "_" + n) label += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '-';
+  return label;
+}
+
+// Reads and checks one .vels file (the rules of catalog.hpp).
+CatalogFile read_vels(const std::string& path, int index) {
+  CatalogFile f;
+  f.path = path;
+  f.label = file_label(path, index);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    f.usable = false;
+    f.findings.push_back("cannot be read (missing): not used");
+    return f;
+  }
+  std::string units;
+  double offset = 0;
+  std::vector<int> malformed, nonpositive, repeated, out_of_range;
+  std::set<std::tuple<double, double, double>> seen;
+  std::string line;
+  for (int number_of_line = 1; std::getline(in, line); ++number_of_line) {
+    const std::string t = trim(line);
+    if (t.empty()) continue;
+    if (t[0] == '#') {
+      const auto eq = t.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = upper(trim(t.substr(1, eq - 1))), value = trim(t.substr(eq + 1));
+      if (key == "VALUE_UNITS") units = upper(value);
+      if (key == "INSTRUMENT") f.instrument = value;
+      double x = 0;
+      if (key == "JD" && number(value, x)) offset = x;
+      continue;
+    }
+    std::istringstream words(t);
+    std::vector<std::string> fields;
+    for (std::string w; words >> w;) fields.push_back(w);
+    CatalogRow r;
+    r.line = number_of_line;
+    if (fields.size() != 3 || !number(fields[0], r.time) || !number(fields[1], r.rv) || !number(fields[2], r.error)) {
+      malformed.push_back(number_of_line);
+      continue;
+    }
+    if (!(r.error > 0)) {
+      nonpositive.push_back(number_of_line);
+      continue;
+    }
+    if (!seen.insert({r.time, r.rv, r.error}).second) {
+      repeated.push_back(number_of_line);
+      continue;
+    }
+    f.rows.push_back(r);
+  }
+  if (!malformed.empty())
+    f.findings.push_back(std::to_string(malformed.size()) + " rows are not three finite numbers (" +
+                         lines_of(malformed) + "): dropped");
+  if (!nonpositive.empty())
+    f.findings.push_back(std::to_string(nonpositive.size()) + " rows with an error <= 0 (" + lines_of(nonpositive) +
+                         "): dropped");
+  if (!repeated.empty())
+    f.findings.push_back(std::to_string(repeated.size()) + " rows repeat an earlier row exactly (" +
+                         lines_of(repeated) + "): dropped");
+  if (units == "KM/S") {
+    std::vector<double> errors;
+    for (const CatalogRow& r : f.rows) errors.push_back(r.error);
+    const double scatter = spread(f.rows), typical = median(errors);
+    if (scatter > 20 || typical > 1) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "labelled KM/S but the numbers are m/s (scatter %.3g, median error %.3g): kept as m/s", scatter,
+                    typical);
+      f.findings.push_back(text);
+    } else {
+      for (CatalogRow& r : f.rows) {
+        r.rv *= 1000;
+        r.error *= 1000;
+      }
+      f.findings.push_back("KM/S: RVs and errors converted to m/s");
+    }
+  }
+  if (offset != 0) {
+    for (CatalogRow& r : f.rows) r.time += offset;
+    char text[120];
+    std::snprintf(text, sizeof text, "times are JD - %.1f ('# JD' header): %.1f added", offset, offset);
+    f.findings.push_back(text);
+  }
+  std::vector<CatalogRow> kept;
+  for (const CatalogRow& r : f.rows) {
+    if (r.time < 2.4e6 || r.time > 2.47e6)
+      out_of_range.push_back(r.line);
+    else
+      kept.push_back(r);
+  }
+  f.rows = kept;
+  if (!out_of_range.empty())
+    f.findings.push_back(std::to_string(out_of_range.size()) + " rows with a time outside JD 2400000-2470000 (" +
+                         lines_of(out_of_range) + "): dropped");
+  return f;
+}
+
+// Finishes a file once the star's earlier files are known: the same spectra published twice.
+void drop_shared_rows(CatalogFile& f, std::set<std::pair<long long, long long>>& star_rows) {
+  std::vector<int> shared;
+  std::vector<CatalogRow> kept;
+  std::vector<std::pair<long long, long long>> mine;
+  for (const CatalogRow& r : f.rows) {
+    const std::pair<long long, long long> key{std::llround(r.time * 1e5), std::llround(r.rv * 1e3)};
+    if (star_rows.count(key)) {
+      shared.push_back(r.line);
+    } else {
+      kept.push_back(r);
+      mine.push_back(key);
+    }
+  }
+  star_rows.insert(mine.begin(), mine.end());
+  if (!shared.empty())
+    f.findings.push_back(std::to_string(shared.size()) + " rows (" + lines_of(shared) +
+                         ") hold a time and RV an earlier file of this star holds (the same spectra published twice): "
+                         "dropped");
+  f.rows = kept;
+  if (f.rows.size() < 3 && f.usable) {
+    f.usable = false;
+    f.findings.push_back(std::to_string(f.rows.size()) + " rows left: not used");
+  }
+}
+
+struct SysFile {
+  std::string name, star;
+  double mass = 0;
+  bool placeholder = false, archive = false;
+  std::vector<std::string> rv_files;
+};
+
+SysFile read_sys(const fs::path& path) {
+  SysFile s;
+  s.name = path.stem().string();
+  std::ifstream in(path);
+  std::string line;
+  bool teff_na = false;
+  for (int k = 0; std::getline(in, line); ++k) {
+    if (k == 0 && line.find("exoplanetarchive") != std::string::npos) s.archive = true;
+    const std::string t = trim(line);
+    std::istringstream words(t);
+    std::string key;
+    words >> key;
+    std::string rest;
+    std::getline(words, rest);
+    rest = trim(rest);
+    if (key == "Name") s.star = rest;
+    if (key == "Teff" && rest == "NA") teff_na = true;
+    double x = 0;
+    if (key == "Mass" && number(rest, x)) s.mass = x;
+    if (key == "RV[]") {
+      std::string file = rest;
+      file.erase(std::remove(file.begin(), file.end(), '"'), file.end());
+      s.rv_files.push_back(trim(file));
+    }
+  }
+  s.placeholder = teff_na && s.mass == 1.0;
+  if (s.star.empty()) s.star = s.name;
+  return s;
+}
+
+// planets.csv's rows by system, with the columns the catalog uses.
+struct PlanetRow {
+  CatalogPlanet planet;
+  double star_mass = 0;  // mstar_K_msun
+};
+std::map<std::string, std::vector<PlanetRow>> read_planets(const std::string& path) {
+  std::map<std::string, std::vector<PlanetRow>> out;
+  const std::vector<TableRow> rows = read_csv(path);
+  if (rows.empty()) throw InputError(path + ": empty planet table");
+  std::map<std::string, std::size_t> column;
+  for (std::size_t k = 0; k < rows[0].fields.size(); ++k) column[trim(rows[0].fields[k])] = k;
+  for (const char* need : {"system", "planet", "period_days", "K_ms", "e", "omega_deg", "tperi_or_tc", "time_kind"})
+    if (!column.count(need)) throw InputError(path + ":1: the planet table has no column '" + need + "'");
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::vector<std::string>& f = rows[k].fields;
+    if (f.empty() || (f.size() == 1 && trim(f[0]).empty())) continue;
+    auto text = [&](const char* name) {
+      const auto c = column.find(name);
+      return c != column.end() && c->second < f.size() ? trim(f[c->second]) : std::string();
+    };
+    auto value = [&](const char* name) {
+      double x = kNaN;
+      return number(text(name), x) ? x : kNaN;
+    };
+    PlanetRow r;
+    CatalogPlanet& p = r.planet;
+    p.letter = text("planet");
+    p.period = value("period_days");
+    p.period_err = value("period_err");
+    p.K = value("K_ms");
+    p.e = value("e");
+    p.omega_deg = value("omega_deg");
+    p.epoch = value("tperi_or_tc");
+    p.epoch_kind = text("time_kind").rfind("tperi", 0) == 0 ? "tperi"
+                   : text("time_kind").rfind("tc", 0) == 0  ? "tc"
+                                                            : "";
+    if (!std::isfinite(p.epoch)) p.epoch_kind.clear();
+    p.status = text("status");
+    p.flags = text("flags");
+    r.star_mass = value("mstar_K_msun");
+    out[text("system")].push_back(r);
+  }
+  return out;
+}
+
+// A planet's letter as a section name: letters, digits, - and _ only.
+std::string planet_name(const std::string& letter, int index) {
+  std::string s;
+  for (char c : letter) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s.empty() ? "p" + std::to_string(index + 1) : s;
+}
+
+void finish_target(CatalogTarget& t) {
+  double first = std::numeric_limits<double>::infinity(), last = -first;
+  for (const CatalogFile& f : t.files)
+    if (f.usable)
+      for (const CatalogRow& r : f.rows) {
+        first = std::min(first, r.time);
+        last = std::max(last, r.time);
+      }
+  if (t.points() == 0) {
+    t.skip = "no usable RV file";
+    return;
+  }
+  const double span = last - first;
+  int fitted = 0;
+  for (CatalogPlanet& p : t.planets) {
+    if (!(p.period > 0) || !(p.K > 0)) {
+      p.fitted = false;
+      p.why_not = "no period or K in the table";
+    } else if (p.period > 1.5 * span) {
+      p.fitted = false;
+      char text[120];
+      std::snprintf(text, sizeof text, "P = %.4g d > 1.5 x the data's span (%.4g d)", p.period, span);
+      p.why_not = text;
+    }
+    fitted += p.fitted;
+  }
+  if (fitted == 0) {
+    t.skip = t.planets.empty() ? "no known planet in the table" : "no known planet the data can constrain";
+    return;
+  }
+  int used = 0;
+  for (const CatalogFile& f : t.files) used += f.usable;
+  const long free = 5L * fitted + 2L * used;
+  if (t.points() < free + 5)
+    t.skip = std::to_string(t.points()) + " RVs for " + std::to_string(free) + " free parameters (fewer than 5 more)";
+}
+
+std::vector<CatalogTarget> read_folder(const std::string& folder, const std::string& planets_csv) {
+  if (!fs::is_directory(folder)) throw InputError("folder '" + folder + "' is not a folder");
+  const auto planets = read_planets(planets_csv);
+  std::vector<fs::path> sys;
+  for (const auto& entry : fs::directory_iterator(folder))
+    if (entry.path().extension() == ".sys") sys.push_back(entry.path());
+  std::sort(sys.begin(), sys.end());
+  std::vector<SysFile> files;
+  for (const fs::path& p : sys) files.push_back(read_sys(p));
+  // Archive-format stars first: a hand-made (legacy) file whose RV files an archive star already
+  // lists repeats that star.
+  std::stable_sort(files.begin(), files.end(),
+                   [](const SysFile& a, const SysFile& b) { return a.archive > b.archive; });
+  std::map<std::string, std::string> owner;  // RV file -> the first target listing it
+  std::vector<CatalogTarget> out;
+  for (const SysFile& s : files) {
+    CatalogTarget t;
+    t.name = s.name;
+    t.star = s.star;
+    const auto rows = planets.find(s.name);
+    if (rows != planets.end())
+      for (const PlanetRow& r : rows->second) t.planets.push_back(r.planet);
+    const double oec = rows != planets.end() && !rows->second.empty() ? rows->second[0].star_mass : kNaN;
+    if (oec > 0) {
+      t.star_mass = oec;
+      t.mass_source = "planets.csv";
+    } else if (s.mass > 0) {
+      t.star_mass = s.mass;
+      t.mass_source = s.placeholder ? ".sys placeholder" : ".sys";
+      if (s.placeholder) t.findings.push_back("star mass 1 Msun is the .sys placeholder (Teff NA): used as is");
+    } else {
+      t.skip = "no stellar mass";
+    }
+    std::string repeats;
+    bool all_seen = !s.rv_files.empty();
+    for (const std::string& file : s.rv_files) {
+      const auto o = owner.find(file);
+      if (o == owner.end()) {
+        all_seen = false;
+      } else if (repeats.empty()) {
+        repeats = o->second;
+      }
+    }
+    if (all_seen && !s.archive) {
+      t.skip = "repeats " + repeats + " (the same RV files)";
+      out.push_back(t);
+      continue;
+    }
+    std::set<std::pair<long long, long long>> star_rows;
+    for (std::size_t k = 0; k < s.rv_files.size(); ++k) {
+      owner.emplace(s.rv_files[k], s.name);
+      CatalogFile f = read_vels((fs::path(folder) / s.rv_files[k]).string(), static_cast<int>(k));
+      if (f.usable) drop_shared_rows(f, star_rows);
+      t.files.push_back(std::move(f));
+    }
+    // Labels are unique within the target.
+    std::set<std::string> labels;
+    for (CatalogFile& f : t.files) {
+      std::string label = f.label;
+      for (int k = 2; labels.count(label); ++k) label = f.label + "-" + std::to_string(k);
+      f.label = label;
+      labels.insert(label);
+    }
+    if (t.skip.empty()) finish_target(t);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string format(double x) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.10g", x);
+  return text;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  h5::AtomicFile file(path);
+  {
+    std::ofstream out(file.partial_path(), std::ios::binary);
+    out << text;
+    if (!out.flush()) throw std::runtime_error(path + ": cannot write");
+  }
+  file.commit();
+}
+
+const char* const kQuantity[6] = {"period", "K", "mass_jupiter", "e", "omega", "a"};
+const char* const kQuantityColumn[6] = {"period_d", "K_ms", "msini_mjup", "e", "omega_deg", "a_au"};
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string result_header() {
+  std::string h =
+      "target,planet,status,points,generations,seconds,worst_rhat,min_ess,max_log_likelihood,table_period_d,"
+      "table_K_ms";
+  for (const char* q : kQuantityColumn) h += std::string(",") + q + "," + q + "_16," + q + "_84";
+  return h + "\n";
+}
+
+std::string result_line(const CatalogResult& r) {
+  std::string s = csv_field(r.target) + "," + csv_field(r.planet) + "," + csv_field(r.status) + "," +
+                  std::to_string(r.points) + "," + std::to_string(r.generations) + "," + format(r.seconds) + "," +
+                  format(r.worst_rhat) + "," + format(r.min_ess) + "," + format(r.max_log_likelihood) + "," +
+                  format(r.table_period) + "," + format(r.table_K);
+  for (const auto& v : r.value) s += "," + format(v[0]) + "," + format(v[1]) + "," + format(v[2]);
+  return s + "\n";
+}
+
+std::vector<CatalogResult> read_results(const std::string& path) {
+  std::vector<CatalogResult> out;
+  const std::vector<TableRow> rows = read_csv(path);
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::vector<std::string>& f = rows[k].fields;
+    if (f.size() < 11 + 18) continue;
+    CatalogResult r;
+    r.target = f[0];
+    r.planet = f[1];
+    r.status = f[2];
+    double x = 0;
+    auto num = [&](const std::string& s) { return number(s, x) ? x : kNaN; };
+    r.points = static_cast<long>(num(f[3]));
+    r.generations = static_cast<long>(num(f[4]));
+    r.seconds = num(f[5]);
+    r.worst_rhat = num(f[6]);
+    r.min_ess = num(f[7]);
+    r.max_log_likelihood = num(f[8]);
+    r.table_period = num(f[9]);
+    r.table_K = num(f[10]);
+    for (int q = 0; q < 6; ++q)
+      for (int j = 0; j < 3; ++j) r.value[q][j] = num(f[11 + 3 * q + j]);
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The summary rows of a target: a row per planet (fitted or not), or one for a skipped target.
+std::vector<CatalogResult> target_results(const CatalogTarget& t, const std::string& status,
+                                          const std::vector<SummaryRow>& summary) {
+  std::vector<CatalogResult> out;
+  for (std::size_t k = 0; k < t.planets.size(); ++k) {
+    const CatalogPlanet& p = t.planets[k];
+    CatalogResult r;
+    r.target = t.name;
+    r.planet = p.letter;
+    r.points = t.points();
+    r.table_period = p.period;
+    r.table_K = p.K;
+    r.status = p.fitted || status.rfind("skipped", 0) == 0 ? status : "not fitted: " + p.why_not;
+    r.worst_rhat = r.min_ess = r.max_log_likelihood = r.seconds = kNaN;
+    for (auto& v : r.value) v[0] = v[1] = v[2] = kNaN;
+    const std::string suffix = "_" + planet_name(p.letter, static_cast<int>(k));
+    for (const SummaryRow& row : summary)
+      for (int q = 0; q < 6; ++q)
+        if (p.fitted && row.name == kQuantity[q] + suffix) {
+          r.value[q][0] = row.median;
+          r.value[q][1] = row.lower;
+          r.value[q][2] = row.upper;
+        }
+    out.push_back(r);
+  }
+  if (out.empty()) {
+    CatalogResult r;
+    r.target = t.name;
+    r.status = status;
+    r.points = t.points();
+    r.worst_rhat = r.min_ess = r.max_log_likelihood = r.seconds = kNaN;
+    for (auto& v : r.value) v[0] = v[1] = v[2] = kNaN;
+    out.push_back(r);
+  }
+  return out;
+}
+
+void write_summary(const std::string& output, const std::vector<CatalogResult>& results) {
+  std::string csv = result_header();
+  for (const CatalogResult& r : results) csv += result_line(r);
+  write_text((fs::path(output) / "summary.csv").string(), csv);
+  const std::string path = (fs::path(output) / "summary.h5").string();
+  h5::AtomicFile file(path);
+  {
+    h5::Handle f(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path);
+    std::vector<std::string> target, planet, status;
+    std::vector<double> column;
+    const hsize_t n = results.size();
+    for (const CatalogResult& r : results) {
+      target.push_back(r.target);
+      planet.push_back(r.planet);
+      status.push_back(r.status);
+    }
+    h5::write_strings(f, "target", target);
+    h5::write_strings(f, "planet", planet);
+    h5::write_strings(f, "status", status);
+    auto write = [&](const std::string& name, auto get) {
+      column.clear();
+      for (const CatalogResult& r : results) column.push_back(get(r));
+      h5::write(f, name, {n}, column.data());
+    };
+    write("points", [](const CatalogResult& r) { return static_cast<double>(r.points); });
+    write("generations", [](const CatalogResult& r) { return static_cast<double>(r.generations); });
+    write("seconds", [](const CatalogResult& r) { return r.seconds; });
+    write("worst_rhat", [](const CatalogResult& r) { return r.worst_rhat; });
+    write("min_ess", [](const CatalogResult& r) { return r.min_ess; });
+    write("max_log_likelihood", [](const CatalogResult& r) { return r.max_log_likelihood; });
+    write("table_period_d", [](const CatalogResult& r) { return r.table_period; });
+    write("table_K_ms", [](const CatalogResult& r) { return r.table_K; });
+    for (int q = 0; q < 6; ++q) {
+      const std::string name = kQuantityColumn[q];
+      write(name, [q](const CatalogResult& r) { return r.value[q][0]; });
+      write(name + "_16", [q](const CatalogResult& r) { return r.value[q][1]; });
+      write(name + "_84", [q](const CatalogResult& r) { return r.value[q][2]; });
+    }
+  }
+  file.commit();
+}
+
+std::string report_text(const std::vector<CatalogTarget>& targets) {
+  std::string s = "# swarmfit catalog: what the checks found, per target and file\n";
+  for (const CatalogTarget& t : targets) {
+    s += t.name + " (" + t.star + ", " + format(t.star_mass) + " Msun from " + t.mass_source + ", " +
+         std::to_string(t.points()) + (t.config.empty() ? " RVs): " : " RVs and transit times): ") +
+         (t.skip.empty() ? "fitted" : "skipped: " + t.skip) + "\n";
+    for (const std::string& line : t.findings) s += "  " + line + "\n";
+    for (const CatalogFile& f : t.files) {
+      s += "  " + fs::path(f.path).filename().string() + " [" + f.label + "]: " + std::to_string(f.rows.size()) +
+           " rows" + (f.usable ? "" : ", not used") + "\n";
+      for (const std::string& line : f.findings) s += "    " + line + "\n";
+    }
+    for (const CatalogPlanet& p : t.planets)
+      if (!p.fitted) s += "  planet " + p.letter + " not fitted: " + p.why_not + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<CatalogTarget> read_catalog(const CatalogSettings& settings) {
+  const SectionedConfig c = read_sectioned_config(settings.description);
+  const std::string base = fs::path(settings.description).parent_path().string();
+  auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() || base.empty() ? p : base + "/" + p; };
+  std::string folder, planets;
+  for (const ConfigEntry& e : c.globals) {
+    if (e.key == "folder") folder = resolve(e.value);
+    if (e.key == "planets") planets = e.value;
+  }
+  std::vector<CatalogTarget> targets;
+  if (!folder.empty()) {
+    if (planets.empty())
+      throw InputError(settings.description + ": key 'folder' needs key 'planets' (the planet table)");
+    targets = read_folder(folder, fs::path(planets).is_absolute() ? planets : folder + "/" + planets);
+  }
+  for (const ConfigSection& s : c.sections) {
+    if (s.type != "target") throw InputError(s.origin + ": unknown section type '" + s.type + "' (expected target)");
+    auto found = std::find_if(targets.begin(), targets.end(), [&](const CatalogTarget& t) { return t.name == s.name; });
+    std::vector<ConfigEntry> overrides;
+    std::string config;
+    for (const ConfigEntry& e : s.entries)
+      if (e.key == "config")
+        config = fs::path(e.value).is_absolute() ? e.value : s.base_dir + "/" + e.value;
+      else
+        overrides.push_back(e);
+    if (!config.empty()) {
+      if (found != targets.end()) throw InputError(s.origin + ": target '" + s.name + "' is a star of the folder too");
+      CatalogTarget t;
+      t.name = t.star = s.name;
+      t.config = config;
+      t.overrides = overrides;
+      t.mass_source = "its configuration";
+      targets.push_back(t);
+    } else if (found == targets.end()) {
+      throw InputError(s.origin + ": target '" + s.name + "' is not a star of the folder and has no 'config'");
+    } else {
+      found->overrides = overrides;
+    }
+  }
+  if (targets.empty())
+    throw InputError(settings.description + ": no targets (give 'folder' or [target NAME] sections)");
+  if (!settings.only.empty()) {
+    std::vector<CatalogTarget> picked;
+    for (const std::string& name : settings.only) {
+      auto t = std::find_if(targets.begin(), targets.end(), [&](const CatalogTarget& x) { return x.name == name; });
+      if (t == targets.end()) throw InputError("--targets: '" + name + "' is not a target of " + settings.description);
+      picked.push_back(*t);
+    }
+    targets = picked;
+  }
+  if (settings.max_targets > 0 && static_cast<long>(targets.size()) > settings.max_targets)
+    targets.resize(settings.max_targets);
+  return targets;
+}
+
+std::string catalog_target_config(const CatalogTarget& t, const std::vector<std::string>& data_files,
+                                  const std::vector<ConfigEntry>& shared) {
+  double first = std::numeric_limits<double>::infinity(), last = -first, widest = 0;
+  for (const CatalogFile& f : t.files)
+    if (f.usable) {
+      double lo = f.rows[0].rv, hi = lo;
+      for (const CatalogRow& r : f.rows) {
+        first = std::min(first, r.time);
+        last = std::max(last, r.time);
+        lo = std::min(lo, r.rv);
+        hi = std::max(hi, r.rv);
+      }
+      widest = std::max(widest, hi - lo);
+    }
+  const double epoch = std::ceil(first) - 1, span = last - first;  // a whole day before the first RV
+  std::ostringstream out;
+  out << "# " << t.name << " (" << t.star << "): generated by swarmfit catalog from its catalog's RV files and planet "
+      << "table\n";
+  out << "star_mass = " << format(t.star_mass) << "\nstar_radius = 0\nreference_epoch = " << format(epoch)
+      << "\nmass_parameter = K\n";
+  // The catalog's defaults, unless the shared keys or the target's own set them.
+  std::map<std::string, std::string> keys = {{"init", "guess"},       {"optimize", "200"},      {"ess_target", "400"},
+                                             {"rhat_target", "1.01"}, {"generations", "20000"}, {"seed", "1"}};
+  for (const ConfigEntry& e : shared) keys[e.key] = e.value;
+  for (const ConfigEntry& e : t.overrides) keys[e.key] = e.value;
+  for (const auto& [key, value] : keys) out << key << " = " << value << "\n";
+  std::ostringstream priors;
+  priors << "\n[priors]\nstar_mass = fixed\n";
+  for (std::size_t k = 0; k < t.planets.size(); ++k) {
+    const CatalogPlanet& p = t.planets[k];
+    if (!p.fitted) continue;
+    const std::string name = planet_name(p.letter, static_cast<int>(k));
+    const double e = std::isfinite(p.e) ? std::min(std::max(p.e, 0.0), 0.7) : 0.0;
+    // The table's omega is the star's (the RV papers' usual convention); the model's is the planet's.
+    const double omega = (std::isfinite(p.omega_deg) ? p.omega_deg + 180.0 : 90.0) * kPi / 180.0;
+    double tc = epoch + 0.5 * p.period;
+    if (p.epoch_kind == "tc") {
+      tc = p.epoch;
+    } else if (p.epoch_kind == "tperi") {  // conjunction at true anomaly pi/2 - omega (elements.hpp)
+      const double f = 0.5 * kPi - omega;
+      const double E = 2 * std::atan(std::sqrt((1 - e) / (1 + e)) * std::tan(0.5 * f));
+      tc = p.epoch + p.period * (E - e * std::sin(E)) / (2 * kPi);
+    }
+    tc -= p.period * std::floor((tc - epoch) / p.period);  // into [epoch, epoch + P)
+    const double w = std::min(0.2, std::max(0.02, 5 * p.period / span));
+    const double kmax = std::max(3 * p.K, 2 * widest);
+    out << "\n[planet " << name << "]\nperiod = " << format(p.period) << "\nK = " << format(p.K)
+        << "\nsecosw = " << format(std::sqrt(e) * std::cos(omega))
+        << "\nsesinw = " << format(std::sqrt(e) * std::sin(omega)) << "\ntc = " << format(tc)
+        << "\ninc = 90\nnode = 0\n";
+    priors << "period_" << name << " = uniform(" << format(p.period * (1 - w)) << ", " << format(p.period * (1 + w))
+           << ")\nK_" << name << " = uniform(0.1, " << format(kmax) << ")\nsecosw_" << name
+           << " = uniform(-0.9, 0.9)\nsesinw_" << name << " = uniform(-0.9, 0.9)\ntc_" << name << " = uniform("
+           << format(tc - 0.5 * p.period) << ", " << format(tc + 0.5 * p.period) << ")\ninc_" << name
+           << " = fixed\nnode_" << name << " = fixed\n";
+  }
+  std::size_t d = 0;
+  for (const CatalogFile& f : t.files) {
+    if (!f.usable) continue;
+    std::vector<double> rv;
+    double lo = f.rows[0].rv, hi = lo;
+    for (const CatalogRow& r : f.rows) {
+      rv.push_back(r.rv);
+      lo = std::min(lo, r.rv);
+      hi = std::max(hi, r.rv);
+    }
+    const double middle = median(rv), reach = (hi - lo) + 2 * widest + 100;
+    const double jitter_max = std::max(100.0, 3 * spread(f.rows));
+    out << "\n[instrument " << f.label << "]\noffset = " << format(middle) << "\njitter = 1\n";
+    out << "\n[rv " << f.label << "]\nfile = " << data_files.at(d++)
+        << "\ncolumns = time rv rv_error\ninstrument = " << f.label << "\n";
+    priors << "offset_" << f.label << " = uniform(" << format(middle - reach) << ", " << format(middle + reach)
+           << ")\njitter_" << f.label << " = log_uniform(0.01, " << format(jitter_max) << ")\n";
+  }
+  return out.str() + priors.str();
+}
+
+CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbacks& callbacks) {
+  CatalogOutcome outcome;
+  outcome.targets = read_catalog(settings);
+  auto say = [&](const std::string& line) {
+    if (callbacks.message) callbacks.message(line);
+  };
+  const SectionedConfig description = read_sectioned_config(settings.description);
+  std::vector<ConfigEntry> shared;
+  for (const ConfigEntry& e : description.globals)
+    if (e.key != "folder" && e.key != "planets") shared.push_back(e);
+  // A key no target can take stops the catalog before any work (a typo would otherwise skip every
+  // target); a value one target refuses (too few walkers for its parameters) skips that target.
+  boost::program_options::options_description known;
+  known.add(model_keys()).add(fit_keys());
+  auto check_key = [&](const std::string& key, const std::string& where) {
+    if (known.find_nothrow(key, false)) return;
+    const std::string close = closest_key(key, known);
+    throw InputError(where + ": unknown key '" + key + "'" + (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+  };
+  for (const ConfigEntry& e : shared) check_key(e.key, e.origin);
+  for (const CatalogTarget& t : outcome.targets)
+    for (const ConfigEntry& e : t.overrides) check_key(e.key, e.origin);
+  for (const std::string& o : settings.overrides) check_key(o.substr(0, o.find('=')), "command line");
+  if (settings.output.empty()) throw InputError("catalog: give --output DIR");
+  std::error_code ec;
+  fs::create_directories(fs::path(settings.output) / "targets", ec);
+  if (ec) throw InputError("--output " + settings.output + ": " + ec.message());
+
+  // Every target's configuration is written and loaded (checked) before any fit.
+  std::vector<std::unique_ptr<ModelConfig>> configs(outcome.targets.size());
+  std::vector<std::string> outputs(outcome.targets.size());
+  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+    CatalogTarget& t = outcome.targets[k];
+    if (!t.skip.empty()) continue;
+    const fs::path dir = fs::path(settings.output) / "targets" / t.name;
+    fs::create_directories(dir);
+    outputs[k] = (dir / "run.h5").string();
+    std::string path = t.config;
+    std::vector<std::string> overrides;
+    if (path.empty()) {
+      std::vector<std::string> data_files;
+      for (const CatalogFile& f : t.files) {
+        if (!f.usable) continue;
+        const std::string name = "rv_" + f.label + ".txt";
+        std::string text = "# " + f.path + " as swarmfit catalog read and checked it: JD, m/s, m/s\n";
+        for (const CatalogRow& r : f.rows) text += format(r.time) + " " + format(r.rv) + " " + format(r.error) + "\n";
+        write_text((dir / name).string(), text);
+        data_files.push_back(name);
+      }
+      path = (dir / "fit.cfg").string();
+      write_text(path, catalog_target_config(t, data_files, shared));
+    } else {
+      for (const ConfigEntry& e : shared) overrides.push_back(e.key + "=" + e.value);
+      for (const ConfigEntry& e : t.overrides) overrides.push_back(e.key + "=" + e.value);
+    }
+    overrides.insert(overrides.end(), settings.overrides.begin(), settings.overrides.end());
+    overrides.push_back("output=" + outputs[k]);
+    overrides.push_back("progress=off");
+    try {
+      configs[k] = std::make_unique<ModelConfig>(load_model_config(path, overrides));
+      read_fit_settings(*configs[k]);
+      read_priors(*configs[k]);
+      const ModelConfig& c = *configs[k];
+      LikelihoodProblem(c.data, *c.model, c.likelihood, c.values);  // the data against the model
+      if (!t.config.empty()) {  // what its configuration holds, for the report and the summary
+        t.star_mass = c.values[c.model->index("star_mass")];
+        t.config_points = static_cast<long>(c.data.rv.size() + c.data.transits.size());
+        for (const std::string& name : c.model->planets()) {
+          CatalogPlanet p;
+          p.letter = name;
+          p.period = p.K = kNaN;
+          t.planets.push_back(p);
+        }
+      }
+    } catch (const InputError& e) {
+      t.skip = std::string("its configuration is refused: ") + e.what();
+    }
+  }
+  write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
+  if (settings.check_only) {
+    for (const CatalogTarget& t : outcome.targets) outcome.skipped += !t.skip.empty();
+    return outcome;
+  }
+
+  const auto catalog_start = std::chrono::steady_clock::now();
+  long done = 0;
+  const long total = static_cast<long>(outcome.targets.size());
+  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+    const CatalogTarget& t = outcome.targets[k];
+    std::vector<CatalogResult> rows;
+    const std::string result_file = t.skip.empty() ? (fs::path(outputs[k]).parent_path() / "result.csv").string() : "";
+    if (!t.skip.empty()) {
+      rows = target_results(t, "skipped: " + t.skip, {});
+      ++outcome.skipped;
+    } else if (fs::exists(result_file)) {
+      rows = read_results(result_file);
+      ++outcome.reused;
+    } else {
+      FitSettings s = read_fit_settings(*configs[k]);
+      s.resume = true;
+      FitCallbacks fc;
+      fc.should_stop = callbacks.should_stop;
+      const auto started = std::chrono::steady_clock::now();
+      std::string status;
+      FitResult r;
+      try {
+        r = run_fit(*configs[k], s, fc);
+        status = r.converged ? "converged" : "not converged";
+      } catch (const std::exception& e) {
+        status = std::string("failed: ") + e.what();
+      }
+      if (r.interrupted) {
+        outcome.interrupted = true;
+        say("interrupted in " + t.name + " (generation " + std::to_string(r.generation) + ")");
+        break;
+      }
+      rows = target_results(t, status, r.summary);
+      double best = -std::numeric_limits<double>::infinity();
+      for (long d = r.first_draw; d < r.run.chain.num_draws(); ++d)
+        for (int w = 0; w < r.run.chain.num_walkers; ++w)
+          best = std::max(best, r.run.chain.log_likelihood[d * r.run.chain.num_walkers + w]);
+      double worst_rhat = 0, min_ess = std::numeric_limits<double>::infinity();
+      for (const SummaryRow& row : r.summary)
+        if (!row.derived) {
+          worst_rhat = std::max(worst_rhat, row.rhat);
+          min_ess = std::min(min_ess, row.ess_bulk);
+        }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      for (CatalogResult& row : rows) {
+        row.generations = r.generation;
+        row.seconds = seconds;
+        row.worst_rhat = r.summary.empty() ? kNaN : worst_rhat;
+        row.min_ess = r.summary.empty() ? kNaN : min_ess;
+        row.max_log_likelihood = best;
+      }
+      std::string csv = result_header();
+      for (const CatalogResult& row : rows) csv += result_line(row);
+      write_text(result_file, csv);
+      ++(status.rfind("failed", 0) == 0 ? outcome.failed : outcome.fitted);
+    }
+    outcome.results.insert(outcome.results.end(), rows.begin(), rows.end());
+    ++done;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
+    char line[300];
+    std::snprintf(line, sizeof line, "[%ld/%ld] %s: %s (%.1f s in all, about %.0f s left)", done, total, t.name.c_str(),
+                  rows.empty() ? "" : rows[0].status.c_str(), elapsed, done ? elapsed / done * (total - done) : 0.0);
+    say(line);
+  }
+  if (!outcome.interrupted) write_summary(settings.output, outcome.results);
+  return outcome;
+}
+
+}  // namespace swarmfit
