@@ -4,12 +4,16 @@
 // and stop" (exit 128 + the signal; the same command continues).
 #include <csignal>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "commands.hpp"
 #include "config.hpp"
 #include "errors.hpp"
 #include "swarmfit/models/catalog.hpp"
+#ifdef SWARMFIT_WITH_MPI
+#include "mpi_work.hpp"
+#endif
 
 namespace po = boost::program_options;
 
@@ -53,12 +57,38 @@ int catalog_command(int argc, char** argv) {
   std::stringstream names(targets);
   for (std::string name; std::getline(names, name, ',');)
     if (!name.empty()) s.only.push_back(name);
+  std::string who;
+#ifdef SWARMFIT_WITH_MPI
+  // Under mpirun: targets handed out by rank 0 to whichever rank asks; rank 0 writes the report,
+  // the configurations and the summary.
+  MpiWork mpi(nullptr, nullptr);
+  if (mpi.active()) {
+    s.primary = mpi.rank() == 0;
+    s.next_target = [&mpi](long count) { return mpi.next(count); };
+    s.barrier = [&mpi] { mpi.barrier(); };
+    who = "rank " + std::to_string(mpi.rank()) + ": ";
+  }
+#endif
   std::signal(SIGINT, on_catalog_signal);
   std::signal(SIGTERM, on_catalog_signal);
   CatalogCallbacks callbacks;
-  callbacks.message = [](const std::string& line) { std::cout << "  " << line << std::endl; };
+  callbacks.message = [&who](const std::string& line) { std::cout << "  " << who << line << std::endl; };
   callbacks.should_stop = [] { return g_signal != 0; };
   const CatalogOutcome r = run_catalog(s, callbacks);
+#ifdef SWARMFIT_WITH_MPI
+  if (r.interrupted && mpi.active()) {
+    std::cout << "  " << who << "interrupted (signal " << g_signal << "): the same command continues\n" << std::flush;
+    mpi.abort(128 + g_signal);
+  }
+#endif
+  if (!s.check_only)
+    std::cout << "  " << who << r.fitted << " fitted now, " << r.reused << " kept from before, " << r.failed
+              << " failed" << std::endl;
+  if (r.interrupted) {
+    std::cout << "  interrupted (signal " << g_signal << "): the same command continues\n";
+    return 128 + g_signal;
+  }
+  if (!s.primary) return 0;  // rank 0 reports the whole catalog
   long skipped = 0;
   for (const CatalogTarget& t : r.targets) skipped += !t.skip.empty();
   std::cout << "swarmfit catalog: " << r.targets.size() << " targets, " << skipped << " skipped (" << s.output
@@ -67,12 +97,12 @@ int catalog_command(int argc, char** argv) {
     std::cout << "; checked only\n";
     return 0;
   }
-  std::cout << ", " << r.fitted << " fitted now, " << r.reused << " kept from before, " << r.failed << " failed\n";
-  if (r.interrupted) {
-    std::cout << "  interrupted (signal " << g_signal << "): the same command continues\n";
-    return 128 + g_signal;
-  }
-  std::cout << "  wrote " << s.output << "/summary.csv and summary.h5\n";
+  std::map<std::string, long> planets;  // the summary's planet rows by status
+  for (const CatalogResult& row : r.results)
+    if (!row.planet.empty()) ++planets[row.status.substr(0, row.status.find(':'))];
+  std::cout << "; planets:";
+  for (const auto& [status, count] : planets) std::cout << " " << count << " " << status << ",";
+  std::cout << " in " << s.output << "/summary.csv and summary.h5\n";
   return 0;
 }
 

@@ -742,30 +742,34 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   fs::create_directories(fs::path(settings.output) / "targets", ec);
   if (ec) throw InputError("--output " + settings.output + ": " + ec.message());
 
-  // Every target's configuration is written and loaded (checked) before any fit.
+  // Every target's configuration is written (by the primary) and loaded (checked) before any fit.
   std::vector<std::unique_ptr<ModelConfig>> configs(outcome.targets.size());
-  std::vector<std::string> outputs(outcome.targets.size());
+  std::vector<std::string> outputs(outcome.targets.size()), paths(outcome.targets.size());
   for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
     CatalogTarget& t = outcome.targets[k];
     if (!t.skip.empty()) continue;
     const fs::path dir = fs::path(settings.output) / "targets" / t.name;
-    fs::create_directories(dir);
     outputs[k] = (dir / "run.h5").string();
-    std::string path = t.config;
+    paths[k] = t.config.empty() ? (dir / "fit.cfg").string() : t.config;
+    if (!settings.primary || !t.config.empty()) continue;
+    fs::create_directories(dir);
+    std::vector<std::string> data_files;
+    for (const CatalogFile& f : t.files) {
+      if (!f.usable) continue;
+      const std::string name = "rv_" + f.label + ".txt";
+      std::string text = "# " + f.path + " as swarmfit catalog read and checked it: JD, m/s, m/s\n";
+      for (const CatalogRow& r : f.rows) text += format(r.time) + " " + format(r.rv) + " " + format(r.error) + "\n";
+      write_text((dir / name).string(), text);
+      data_files.push_back(name);
+    }
+    write_text(paths[k], catalog_target_config(t, data_files, shared));
+  }
+  if (settings.barrier) settings.barrier();
+  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+    CatalogTarget& t = outcome.targets[k];
+    if (!t.skip.empty()) continue;
     std::vector<std::string> overrides;
-    if (path.empty()) {
-      std::vector<std::string> data_files;
-      for (const CatalogFile& f : t.files) {
-        if (!f.usable) continue;
-        const std::string name = "rv_" + f.label + ".txt";
-        std::string text = "# " + f.path + " as swarmfit catalog read and checked it: JD, m/s, m/s\n";
-        for (const CatalogRow& r : f.rows) text += format(r.time) + " " + format(r.rv) + " " + format(r.error) + "\n";
-        write_text((dir / name).string(), text);
-        data_files.push_back(name);
-      }
-      path = (dir / "fit.cfg").string();
-      write_text(path, catalog_target_config(t, data_files, shared));
-    } else {
+    if (!t.config.empty()) {
       for (const ConfigEntry& e : shared) overrides.push_back(e.key + "=" + e.value);
       for (const ConfigEntry& e : t.overrides) overrides.push_back(e.key + "=" + e.value);
     }
@@ -773,7 +777,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     overrides.push_back("output=" + outputs[k]);
     overrides.push_back("progress=off");
     try {
-      configs[k] = std::make_unique<ModelConfig>(load_model_config(path, overrides));
+      configs[k] = std::make_unique<ModelConfig>(load_model_config(paths[k], overrides));
       read_fit_settings(*configs[k]);
       read_priors(*configs[k]);
       const ModelConfig& c = *configs[k];
@@ -792,77 +796,110 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       t.skip = std::string("its configuration is refused: ") + e.what();
     }
   }
-  write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
+  if (settings.primary) write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
   if (settings.check_only) {
     for (const CatalogTarget& t : outcome.targets) outcome.skipped += !t.skip.empty();
     return outcome;
   }
 
-  const auto catalog_start = std::chrono::steady_clock::now();
-  long done = 0;
-  const long total = static_cast<long>(outcome.targets.size());
-  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+  auto result_file = [&](std::size_t k) { return (fs::path(outputs[k]).parent_path() / "result.csv").string(); };
+  // A target's summary rows: skipped, kept from an earlier run, or fitted now (false: interrupted).
+  auto process = [&](std::size_t k, std::vector<CatalogResult>& rows) {
     const CatalogTarget& t = outcome.targets[k];
-    std::vector<CatalogResult> rows;
-    const std::string result_file = t.skip.empty() ? (fs::path(outputs[k]).parent_path() / "result.csv").string() : "";
     if (!t.skip.empty()) {
       rows = target_results(t, "skipped: " + t.skip, {});
       ++outcome.skipped;
-    } else if (fs::exists(result_file)) {
-      rows = read_results(result_file);
+      return true;
+    }
+    if (fs::exists(result_file(k))) {
+      rows = read_results(result_file(k));
       ++outcome.reused;
-    } else {
-      FitSettings s = read_fit_settings(*configs[k]);
-      s.resume = true;
-      FitCallbacks fc;
-      fc.should_stop = callbacks.should_stop;
-      const auto started = std::chrono::steady_clock::now();
-      std::string status;
-      FitResult r;
-      try {
-        r = run_fit(*configs[k], s, fc);
-        status = r.converged ? "converged" : "not converged";
-      } catch (const std::exception& e) {
-        status = std::string("failed: ") + e.what();
+      return true;
+    }
+    FitSettings s = read_fit_settings(*configs[k]);
+    s.resume = true;
+    FitCallbacks fc;
+    fc.should_stop = callbacks.should_stop;
+    const auto started = std::chrono::steady_clock::now();
+    std::string status;
+    FitResult r;
+    try {
+      r = run_fit(*configs[k], s, fc);
+      status = r.converged ? "converged" : "not converged";
+    } catch (const std::exception& e) {
+      status = std::string("failed: ") + e.what();
+    }
+    if (r.interrupted) {
+      say("interrupted in " + t.name + " (generation " + std::to_string(r.generation) + ")");
+      return false;
+    }
+    rows = target_results(t, status, r.summary);
+    double best = -std::numeric_limits<double>::infinity();
+    for (long d = r.first_draw; d < r.run.chain.num_draws(); ++d)
+      for (int w = 0; w < r.run.chain.num_walkers; ++w)
+        best = std::max(best, r.run.chain.log_likelihood[d * r.run.chain.num_walkers + w]);
+    double worst_rhat = 0, min_ess = std::numeric_limits<double>::infinity();
+    for (const SummaryRow& row : r.summary)
+      if (!row.derived) {
+        worst_rhat = std::max(worst_rhat, row.rhat);
+        min_ess = std::min(min_ess, row.ess_bulk);
       }
-      if (r.interrupted) {
-        outcome.interrupted = true;
-        say("interrupted in " + t.name + " (generation " + std::to_string(r.generation) + ")");
-        break;
-      }
-      rows = target_results(t, status, r.summary);
-      double best = -std::numeric_limits<double>::infinity();
-      for (long d = r.first_draw; d < r.run.chain.num_draws(); ++d)
-        for (int w = 0; w < r.run.chain.num_walkers; ++w)
-          best = std::max(best, r.run.chain.log_likelihood[d * r.run.chain.num_walkers + w]);
-      double worst_rhat = 0, min_ess = std::numeric_limits<double>::infinity();
-      for (const SummaryRow& row : r.summary)
-        if (!row.derived) {
-          worst_rhat = std::max(worst_rhat, row.rhat);
-          min_ess = std::min(min_ess, row.ess_bulk);
-        }
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      for (CatalogResult& row : rows) {
-        row.generations = r.generation;
-        row.seconds = seconds;
-        row.worst_rhat = r.summary.empty() ? kNaN : worst_rhat;
-        row.min_ess = r.summary.empty() ? kNaN : min_ess;
-        row.max_log_likelihood = best;
-      }
-      std::string csv = result_header();
-      for (const CatalogResult& row : rows) csv += result_line(row);
-      write_text(result_file, csv);
-      ++(status.rfind("failed", 0) == 0 ? outcome.failed : outcome.fitted);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    for (CatalogResult& row : rows) {
+      row.generations = r.generation;
+      row.seconds = seconds;
+      row.worst_rhat = r.summary.empty() ? kNaN : worst_rhat;
+      row.min_ess = r.summary.empty() ? kNaN : min_ess;
+      row.max_log_likelihood = best;
+    }
+    std::string csv = result_header();
+    for (const CatalogResult& row : rows) csv += result_line(row);
+    write_text(result_file(k), csv);
+    ++(status.rfind("failed", 0) == 0 ? outcome.failed : outcome.fitted);
+    return true;
+  };
+
+  const auto catalog_start = std::chrono::steady_clock::now();
+  const long total = static_cast<long>(outcome.targets.size());
+  long done = 0;
+  for (long next = 0;; ++next) {
+    const long k = settings.next_target ? settings.next_target(total) : next < total ? next : -1;
+    if (k < 0) break;
+    std::vector<CatalogResult> rows;
+    if (!process(k, rows)) {
+      outcome.interrupted = true;
+      break;
     }
     outcome.results.insert(outcome.results.end(), rows.begin(), rows.end());
     ++done;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
-    char line[300];
-    std::snprintf(line, sizeof line, "[%ld/%ld] %s: %s (%.1f s in all, about %.0f s left)", done, total, t.name.c_str(),
-                  rows.empty() ? "" : rows[0].status.c_str(), elapsed, done ? elapsed / done * (total - done) : 0.0);
+    // ETA from the targets fitted in this sitting, over the targets not yet handed out.
+    long left = 0;
+    for (long j = k + 1; j < total; ++j) left += outcome.targets[j].skip.empty() && !fs::exists(result_file(j));
+    const long fitted_now = outcome.fitted + outcome.failed;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "[%ld/%ld] %s: %s; %ld fitted, %ld kept, %ld skipped, %ld failed, %ld to fit (about %.0f s left)",
+                  settings.next_target ? k + 1 : done, total, outcome.targets[k].name.c_str(),
+                  rows.empty() ? "" : rows[0].status.c_str(), outcome.fitted, outcome.reused, outcome.skipped,
+                  outcome.failed, left, fitted_now ? seconds / fitted_now * left : 0.0);
     say(line);
   }
-  if (!outcome.interrupted) write_summary(settings.output, outcome.results);
+  if (outcome.interrupted) return outcome;  // (under MPI the launcher stops the other ranks)
+  if (settings.barrier) settings.barrier();
+  if (settings.next_target) {  // the summary from every target's files, whoever fitted it
+    outcome.results.clear();
+    for (long k = 0; k < total; ++k) {
+      std::vector<CatalogResult> rows;
+      const CatalogTarget& t = outcome.targets[k];
+      if (!t.skip.empty())
+        rows = target_results(t, "skipped: " + t.skip, {});
+      else
+        rows = read_results(result_file(k));
+      outcome.results.insert(outcome.results.end(), rows.begin(), rows.end());
+    }
+  }
+  if (settings.primary) write_summary(settings.output, outcome.results);
   return outcome;
 }
 

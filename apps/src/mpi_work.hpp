@@ -1,0 +1,38 @@
+// MPI for the command's distributed work (Open MPI; built where CMake finds MPI). A command
+// started by mpirun gets one MpiWork for its lifetime: MPI initialised with threads (rank 0 serves
+// the work queue from a thread of its own, beside its own share of the work), finalised at the end.
+// Started without mpirun (no launcher in the environment) it is a single process: rank 0 of 1.
+#pragma once
+
+#include <memory>
+
+namespace swarmfit::app {
+
+class MpiWork {
+ public:
+  MpiWork(int* argc, char*** argv);  // initialises MPI only under a launcher
+  ~MpiWork();
+  MpiWork(const MpiWork&) = delete;
+  MpiWork& operator=(const MpiWork&) = delete;
+
+  bool active() const { return size_ > 1; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // The work queue: the next of [0, count) not yet handed to any rank, or -1 when none is left.
+  // Every rank must ask until it gets -1 (rank 0's server thread then ends).
+  long next(long count);
+  // Waits for every rank; polls (a sleeping wait) so that a rank that waits leaves its core to
+  // the ranks still working on an oversubscribed host.
+  void barrier();
+  // Ends every rank at once with this exit code (MPI_Abort), as a rank that stops early must: the
+  // others would wait for it forever.
+  [[noreturn]] void abort(int code);
+
+ private:
+  struct Server;
+  bool initialised_ = false;
+  int rank_ = 0, size_ = 1;
+  std::unique_ptr<Server> server_;
+};
+
+}  // namespace swarmfit::app
