@@ -12,6 +12,9 @@
 #include "config.hpp"
 #include "errors.hpp"
 #include "swarmfit/models/fit.hpp"
+#ifdef SWARMFIT_WITH_MPI
+#include "mpi_work.hpp"
+#endif
 
 namespace po = boost::program_options;
 
@@ -80,6 +83,20 @@ int fit_command(int argc, char** argv) {
   const ModelConfig c = load_model_config(cl.config, cl.overrides);
   FitSettings s = read_fit_settings(c);
   s.resume = cl.resume;
+#ifdef SWARMFIT_WITH_MPI
+  // Under mpirun: every rank runs the same sampler and evaluates its share of each batch; rank 0
+  // alone writes and prints. A signal stops all ranks at the same generation.
+  MpiWork mpi(nullptr, nullptr);
+  if (mpi.active()) {
+    s.sharing.rank = mpi.rank();
+    s.sharing.size = mpi.size();
+    s.sharing.gather = [&mpi](std::vector<double>& values, std::vector<int>& codes) { mpi.gather(values, codes); };
+    if (mpi.rank() != 0) std::cout.setstate(std::ios::failbit);  // (quiet: rank 0 speaks for all)
+  }
+  auto stop_requested = [&mpi] { return mpi.any(g_signal != 0); };
+#else
+  auto stop_requested = [] { return g_signal != 0; };
+#endif
   FitCallbacks callbacks;
   callbacks.started = [&](const FitStart& f) {
     std::signal(SIGINT, on_signal);
@@ -93,8 +110,9 @@ int fit_command(int argc, char** argv) {
     else if (s.resume)
       std::cout << "  --resume: no " << s.output << " yet, starting" << std::endl;
   };
-  if (s.progress == "on" || (s.progress == "auto" && isatty(STDERR_FILENO))) callbacks.progress = print_progress;
-  callbacks.should_stop = [] { return g_signal != 0; };
+  if ((s.progress == "on" || (s.progress == "auto" && isatty(STDERR_FILENO))) && s.sharing.rank == 0)
+    callbacks.progress = print_progress;
+  callbacks.should_stop = stop_requested;
   const FitResult r = run_fit(c, s, callbacks);
   if (r.interrupted && !r.state_saved) {
     std::cout << "  interrupted (signal " << g_signal << ") in the start phase; nothing written: the same command "

@@ -92,6 +92,27 @@ void MpiWork::abort(int code) {
   std::_Exit(code);
 }
 
+void MpiWork::gather(std::vector<double>& values, std::vector<int>& codes) {
+  if (!active()) return;
+  const long n = static_cast<long>(values.size());
+  std::vector<int> counts(size_), offsets(size_);
+  for (int r = 0; r < size_; ++r) {
+    offsets[r] = static_cast<int>(n * r / size_);
+    counts[r] = static_cast<int>(n * (r + 1) / size_) - offsets[r];
+  }
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, values.data(), counts.data(), offsets.data(), MPI_DOUBLE,
+                 MPI_COMM_WORLD);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, codes.data(), counts.data(), offsets.data(), MPI_INT,
+                 MPI_COMM_WORLD);
+}
+
+bool MpiWork::any(bool flag) {
+  if (!active()) return flag;
+  int local = flag, global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  return global != 0;
+}
+
 void MpiWork::barrier() {
   if (!active()) return;
   MPI_Request request;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 namespace swarmfit::app {
 
@@ -27,6 +28,11 @@ class MpiWork {
   // Ends every rank at once with this exit code (MPI_Abort), as a rank that stops early must: the
   // others would wait for it forever.
   [[noreturn]] void abort(int code);
+  // For a fit shared over the ranks (models/posterior.hpp, BatchSharing): every rank's slice of the
+  // n values, rank r's being [n r / size, n (r + 1) / size), gathered into all.
+  void gather(std::vector<double>& values, std::vector<int>& codes);
+  // True on every rank when it is true on any (a signal seen by one rank stops all together).
+  bool any(bool flag);
 
  private:
   struct Server;

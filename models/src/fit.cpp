@@ -284,8 +284,8 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   StabilityConstraint stability = c.stability, start_stability = c.stability;
   stability.should_stop = start_stability.should_stop = callbacks.should_stop;
   start_stability.options.horizon_orbits = std::min(stability.options.horizon_orbits, kStartHorizonOrbits);
-  const Posterior posterior(space, problem, &stability);
-  const Posterior start_posterior(space, problem, &start_stability);
+  const Posterior posterior(space, problem, &stability, &s.sharing);
+  const Posterior start_posterior(space, problem, &start_stability, &s.sharing);
   run.names = space.names();
   run.units.clear();
   for (const auto& p : c.model->parameters()) run.units.push_back(p.unit);
@@ -375,6 +375,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   auto write = [&](const Predictions* predictions, const std::vector<double>* params,
                    const std::vector<double>* log_posterior, long best) {
     run.state = sampler->state();
+    if (s.sharing.rank != 0) return;  // one writer: the processes hold the same run
     write_run(s.output, run, [&](hid_t file) {
       write_data(file, c, predictions ? *predictions : layout);
       h5::attribute(file, "burn_in_draws", first_kept_draw(run.chain, s.burn_in));
@@ -423,13 +424,13 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   predictive_draws(run.chain, space, result.first_draw, s.predictive_draws, s.sampler.seed, params, log_posterior,
                    best_index);
   const long count = static_cast<long>(log_posterior.size());
-  const Predictions predictions = count > 0 ? predict(c, params, count, 0.0) : layout;
+  const Predictions predictions = count > 0 && s.sharing.rank == 0 ? predict(c, params, count, 0.0) : layout;
   write(&predictions, &params, &log_posterior, best_index);
   t.total = elapsed();
   if (run.chain.num_draws() - result.first_draw >= 4) {
     result.summary = summarize_fit(run, c.model.get(), result.first_draw);
     result.summary_csv = summary_path(s.output);
-    write_summary_csv(result.summary_csv, result.summary);
+    if (s.sharing.rank == 0) write_summary_csv(result.summary_csv, result.summary);
   }
   return result;
 }

@@ -27,7 +27,15 @@ void Posterior::operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior,
   std::vector<int> codes(inside.size());
   const auto started = std::chrono::steady_clock::now();
   DeviceTiming device;
-  problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data(), nullptr, &device);
+  if (sharing_ && sharing_->active()) {
+    const long m = static_cast<long>(inside.size()), r = sharing_->rank, size = sharing_->size;
+    const long lo = m * r / size, hi = m * (r + 1) / size;
+    if (hi > lo)
+      problem_.evaluate(full.data() + lo * np, hi - lo, lnl.data() + lo, codes.data() + lo, nullptr, &device);
+    sharing_->gather(lnl, codes);
+  } else {
+    problem_.evaluate(full.data(), static_cast<long>(inside.size()), lnl.data(), codes.data(), nullptr, &device);
+  }
   if (stability_ && stability_->active())
     apply_stability(problem_.model(), *stability_, full.data(), static_cast<long>(inside.size()), lnl.data(),
                     codes.data());

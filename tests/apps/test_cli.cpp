@@ -393,6 +393,24 @@ TEST_F(FitCli, SameChainWithOneAndTwoThreadsAndAfterSigterm) {
   EXPECT_EQ(saved.chain.num_draws(), saved.state.generation);
 }
 
+// One fit shared over 2 MPI ranks (each integrating a share of every batch) gives the chain of one
+// process, bitwise; rank 0 alone writes.
+TEST_F(FitCli, TwoMpiRanksGiveTheChainOfOne) {
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (Open MPI)";
+  const std::string config = fit_config();
+  ASSERT_EQ(run("fit --config " + config + small("one.h5") + " threads=1").exit_code, 0);
+  const std::string command =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 " +
+      std::string(SWARMFIT_BINARY) + " fit --config " + config + small("two.h5") + " threads=1 > " +
+      (dir_ / "mpi.log").string() + " 2>&1";
+  const int code = std::system(command.c_str());
+  std::ifstream in(dir_ / "mpi.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(code, 0) << log;
+  EXPECT_EQ(log.find("swarmfit fit:"), log.rfind("swarmfit fit:")) << "one rank speaks: " << log;
+  expect_same_chain(swarmfit::read_run((dir_ / "one.h5").string()), swarmfit::read_run((dir_ / "two.h5").string()));
+}
+
 // SIGTERM during a stability pass far too long to wait for (1e7 orbits, run in calls of 1e3 that
 // poll the signal) ends the command within the call: in the start phase with nothing written, in
 // the sampling with the state of the last whole generation saved. Without the polling the command

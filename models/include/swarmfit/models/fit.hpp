@@ -15,6 +15,7 @@
 #include "swarmfit/inference/run_file.hpp"
 #include "swarmfit/inference/summary.hpp"
 #include "swarmfit/models/model_config.hpp"
+#include "swarmfit/models/posterior.hpp"
 
 namespace swarmfit {
 
@@ -28,6 +29,9 @@ struct FitSettings {
   std::string progress = "auto";  // auto, on or off: for the caller's display
   int predictive_draws = 50;
   DemcmcSettings sampler;
+  // Several processes on one fit (mpirun): each evaluates a share of every batch (posterior.hpp);
+  // all run the same sampler, and rank 0 alone writes the run file and the summary.
+  BatchSharing sharing;
 };
 
 // The fit keys of a configuration (fit_keys()), checked; the walkers' default and minimum follow

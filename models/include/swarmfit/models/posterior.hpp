@@ -6,6 +6,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -15,13 +16,25 @@
 
 namespace swarmfit {
 
+// A batch's likelihoods shared over processes (MPI ranks: apps/src/mpi_work.hpp): process r
+// evaluates the columns [n r / size, n (r + 1) / size) of the n with a finite prior, and gather()
+// fills in the others' slices (every process ends with all n). A system's ln L does not depend on
+// the batch it is integrated in, so every process holds the chain one process would, bitwise. The
+// stability constraint is not shared: its step follows the whole batch (plan_stability).
+struct BatchSharing {
+  int rank = 0, size = 1;
+  std::function<void(std::vector<double>& log_likelihood, std::vector<int>& status)> gather;
+  bool active() const { return size > 1 && gather; }
+};
+
 class Posterior {
  public:
   // Keeps references: space and problem must outlive it (and its copies).
   // `stability` (optional, kept by reference too): the fit's stability constraint on the proposals.
+  // `sharing` (optional, kept by reference): the batches' likelihoods shared over processes.
   Posterior(const ParameterSpace& space, const LikelihoodProblem& problem,
-            const StabilityConstraint* stability = nullptr)
-      : space_(space), problem_(problem), stability_(stability) {}
+            const StabilityConstraint* stability = nullptr, const BatchSharing* sharing = nullptr)
+      : space_(space), problem_(problem), stability_(stability), sharing_(sharing) {}
   void operator()(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
                   std::vector<int>& status) const;
 
@@ -49,6 +62,7 @@ class Posterior {
   const ParameterSpace& space_;
   const LikelihoodProblem& problem_;
   const StabilityConstraint* stability_;
+  const BatchSharing* sharing_;
   std::shared_ptr<Time> time_ = std::make_shared<Time>();
 };
 
