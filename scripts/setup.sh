@@ -8,7 +8,7 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libhdf5-dev libboost-program-options-dev libeigen3-dev
           libcsv-dev librandom123-dev libgtest-dev googletest clang-format python3 python3-pip
-          python3-dev python3-venv python3-numpy python3-h5py python3-matplotlib libopenmpi-dev openmpi-bin)
+          python3-dev python3-venv python3-numpy python3-h5py python3-matplotlib libopenmpi-dev openmpi-bin chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

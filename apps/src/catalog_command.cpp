@@ -3,6 +3,7 @@
 // a line per target as it finishes, SIGINT and SIGTERM turned into "save the fit in progress
 // and stop" (exit 128 + the signal; the same command continues).
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -30,7 +31,7 @@ int catalog_command(int argc, char** argv) {
   po::options_description options("Options");
   CatalogSettings s;
   std::string targets;
-  bool check = false;
+  bool check = false, no_report = false;
   options.add_options()("help,h", "show this help")(
       "config", po::value<std::string>(&s.description),
       "catalog description: folder = DIR and planets = FILE (a Systemic-format catalog), [target NAME] sections, "
@@ -39,7 +40,8 @@ int catalog_command(int argc, char** argv) {
                                    "summary.csv, summary.h5")("targets", po::value<std::string>(&targets),
                                                               "fit only these targets (comma-separated names)")(
       "max-targets", po::value<long>(&s.max_targets), "only the first N targets")(
-      "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit");
+      "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit")(
+      "no-report", po::bool_switch(&no_report), "no browser report (OUTPUT/report/index.html) at the end");
   po::variables_map vm;
   parse_command_line(argc, argv, options, &s.overrides, vm);
   if (vm.count("help")) {
@@ -102,7 +104,16 @@ int catalog_command(int argc, char** argv) {
     if (!row.planet.empty()) ++planets[row.status.substr(0, row.status.find(':'))];
   std::cout << "; planets:";
   for (const auto& [status, count] : planets) std::cout << " " << count << " " << status << ",";
-  std::cout << " in " << s.output << "/summary.csv and summary.h5\n";
+  std::cout << " in " << s.output << "/summary.csv and summary.h5\n" << std::flush;
+  if (!no_report) {  // the browser report: apps/python/swarmfit_catalog_report.py (matplotlib, h5py)
+    const std::string command = "python3 '" SWARMFIT_PYTHON_DIR "/swarmfit_catalog_report.py' '" + s.output + "' > '" +
+                                s.output + "/report.log' 2>&1";
+    if (std::system(command.c_str()) == 0)
+      std::cout << "  report: " << s.output << "/report/index.html\n";
+    else
+      std::cout << "  no browser report (python3 with h5py and matplotlib is needed): " << s.output
+                << "/report.log says why\n";
+  }
   return 0;
 }
 

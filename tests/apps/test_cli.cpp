@@ -732,6 +732,23 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
     if (f[0] != "Beta" && f[0] != "Gamma") EXPECT_EQ(f[2], "not converged") << line;  // (ess_target = 0)
   }
   EXPECT_EQ(rows, 5);
+  // The browser report: every target's row, and an RV plot per fitted target that loads, as a
+  // headless Chromium (Debian's package, installed by setup.sh) sees the page.
+  ASSERT_NE(fit.out.find("report: "), std::string::npos) << fit.out << slurp(out / "report.log");
+  if (std::system("command -v chromium > /dev/null 2>&1") == 0) {
+    const std::string dom = (dir_ / "dom.html").string();
+    const std::string browse =
+        "chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
+        "--dump-dom file://" +
+        (out / "report" / "index.html").string() + " > " + dom + " 2>/dev/null";
+    ASSERT_EQ(std::system(browse.c_str()), 0);
+    const std::string page = slurp(dom);
+    for (const char* target : {"Alpha", "Beta", "Gamma", "Delta", "Epsilon"})
+      EXPECT_NE(page.find("<tr data-target=\"" + std::string(target) + "\""), std::string::npos) << target;
+    EXPECT_NE(page.find("data-images-loaded=\"3\" data-images-broken=\"0\""), std::string::npos) << page.substr(0, 600);
+  } else {
+    std::cout << "no chromium: the report's page is not loaded in a browser here\n";
+  }
   // The second file's level, -12.345 km/s, as its offset in m/s.
   const std::string alpha = slurp(out / "targets" / "Alpha" / "run_summary.csv");
   const auto at = alpha.find("offset_3-6M_2,");
@@ -769,11 +786,11 @@ TEST_F(CatalogCli, TwoMpiRanksGiveTheSummaryOfOne) {
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (Open MPI)";
   const std::string catalog = make_catalog();
   const fs::path one = dir_ / "one", two = dir_ / "two";
-  ASSERT_EQ(run("catalog --config " + catalog + " --output " + one.string() + kShort).exit_code, 0);
+  ASSERT_EQ(run("catalog --no-report --config " + catalog + " --output " + one.string() + kShort).exit_code, 0);
   const std::string command =
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 " +
-      std::string(SWARMFIT_BINARY) + " catalog --config " + catalog + " --output " + two.string() + kShort + " > " +
-      (dir_ / "mpi.log").string() + " 2>&1";
+      std::string(SWARMFIT_BINARY) + " catalog --no-report --config " + catalog + " --output " + two.string() + kShort +
+      " > " + (dir_ / "mpi.log").string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << slurp(dir_ / "mpi.log");
   const std::string log = slurp(dir_ / "mpi.log");
   EXPECT_NE(log.find("5 targets, 2 skipped"), std::string::npos) << log;
@@ -785,11 +802,11 @@ TEST_F(CatalogCli, TwoMpiRanksGiveTheSummaryOfOne) {
 TEST_F(CatalogCli, KilledAtRandomAndResumedGivesTheSameSummary) {
   const std::string catalog = make_catalog();
   const fs::path reference = dir_ / "out_ref";
-  ASSERT_EQ(run("catalog --config " + catalog + " --output " + reference.string() + kShort).exit_code, 0);
+  ASSERT_EQ(run("catalog --no-report --config " + catalog + " --output " + reference.string() + kShort).exit_code, 0);
   const std::string expected = summary_without_time(reference);
 
   const fs::path out = dir_ / "out_killed";
-  std::vector<std::string> args = {"catalog", "--config", catalog, "--output", out.string()};
+  std::vector<std::string> args = {"catalog", "--config", catalog, "--output", out.string(), "--no-report"};
   std::istringstream words(kShort);
   for (std::string w; words >> w;) args.push_back(w);
   swarmfit::CounterRandom random(20261126);
