@@ -40,6 +40,8 @@ int catalog_command(int argc, char** argv) {
                                    "summary.csv, summary.h5")("targets", po::value<std::string>(&targets),
                                                               "fit only these targets (comma-separated names)")(
       "max-targets", po::value<long>(&s.max_targets), "only the first N targets")(
+      "jobs", po::value<int>(&s.jobs),
+      "targets fitted at once (threads; each fit keeps its own `threads`): on a GPU their launches share the card")(
       "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit")(
       "no-report", po::bool_switch(&no_report), "no browser report (OUTPUT/report/index.html) at the end");
   po::variables_map vm;
@@ -55,6 +57,7 @@ int catalog_command(int argc, char** argv) {
   if (s.description.empty()) throw InputError("command line: --config FILE is required");
   if (s.output.empty()) throw InputError("command line: --output DIR is required");
   if (vm.count("max-targets") && s.max_targets <= 0) throw InputError("command line: --max-targets must be > 0");
+  if (s.jobs < 1 || s.jobs > 1024) throw InputError("command line: --jobs must be 1 to 1024");
   s.check_only = check;
   std::stringstream names(targets);
   for (std::string name; std::getline(names, name, ',');)

@@ -1,12 +1,23 @@
 #include "swarmfit/inference/run_file.hpp"
 
+#include <mutex>
 #include <stdexcept>
 
 namespace swarmfit {
 
 using h5::Handle;
 
+namespace {
+// Debian's HDF5 is built without thread safety: threads that fit targets side by side (swarmfit
+// catalog --jobs) read and write their run files one at a time.
+std::mutex& hdf5_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
 void write_run(const std::string& path, const RunRecord& run, const std::function<void(hid_t)>& extra) {
+  const std::lock_guard<std::mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   h5::AtomicFile file(path);
   {
@@ -72,6 +83,7 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
 }
 
 RunRecord read_run(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) throw std::runtime_error(path + ": cannot open as HDF5");

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/models/likelihood.hpp"
@@ -803,18 +805,18 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   }
 
   auto result_file = [&](std::size_t k) { return (fs::path(outputs[k]).parent_path() / "result.csv").string(); };
-  // A target's summary rows: skipped, kept from an earlier run, or fitted now (false: interrupted).
+  // A target's summary rows and what became of it: skipped, kept from an earlier run, fitted now,
+  // failed, or interrupted. Safe to run for several targets at once (threads: --jobs).
+  enum class Done { kSkipped, kKept, kFitted, kFailed, kInterrupted };
   auto process = [&](std::size_t k, std::vector<CatalogResult>& rows) {
     const CatalogTarget& t = outcome.targets[k];
     if (!t.skip.empty()) {
       rows = target_results(t, "skipped: " + t.skip, {});
-      ++outcome.skipped;
-      return true;
+      return Done::kSkipped;
     }
     if (fs::exists(result_file(k))) {
       rows = read_results(result_file(k));
-      ++outcome.reused;
-      return true;
+      return Done::kKept;
     }
     FitSettings s = read_fit_settings(*configs[k]);
     s.resume = true;
@@ -831,7 +833,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     }
     if (r.interrupted) {
       say("interrupted in " + t.name + " (generation " + std::to_string(r.generation) + ")");
-      return false;
+      return Done::kInterrupted;
     }
     rows = target_results(t, status, r.summary);
     double best = -std::numeric_limits<double>::infinity();
@@ -855,39 +857,62 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     std::string csv = result_header();
     for (const CatalogResult& row : rows) csv += result_line(row);
     write_text(result_file(k), csv);
-    ++(status.rfind("failed", 0) == 0 ? outcome.failed : outcome.fitted);
-    return true;
+    return status.rfind("failed", 0) == 0 ? Done::kFailed : Done::kFitted;
   };
 
   const auto catalog_start = std::chrono::steady_clock::now();
   const long total = static_cast<long>(outcome.targets.size());
-  long done = 0;
-  for (long next = 0;; ++next) {
-    const long k = settings.next_target ? settings.next_target(total) : next < total ? next : -1;
-    if (k < 0) break;
-    std::vector<CatalogResult> rows;
-    if (!process(k, rows)) {
-      outcome.interrupted = true;
-      break;
+  std::mutex mutex;  // the queue, the counters and the messages
+  long next = 0;
+  bool exhausted = false;
+  // The next target to fit: the next in order, or (MPI) the queue's; once it says none is left,
+  // this process's other threads stop asking.
+  auto take = [&]() -> long {
+    if (exhausted || outcome.interrupted) return -1;
+    const long k = settings.next_target ? settings.next_target(total) : next < total ? next++ : -1;
+    exhausted = k < 0;
+    return k;
+  };
+  auto work = [&] {
+    for (;;) {
+      long k;
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        k = take();
+      }
+      if (k < 0) return;
+      std::vector<CatalogResult> rows;
+      const Done d = process(k, rows);
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (d == Done::kInterrupted) {
+        outcome.interrupted = true;
+        return;
+      }
+      ++(d == Done::kSkipped  ? outcome.skipped
+         : d == Done::kKept   ? outcome.reused
+         : d == Done::kFitted ? outcome.fitted
+                              : outcome.failed);
+      // ETA from the targets fitted in this sitting, over the targets not yet handed out.
+      long left = 0;
+      for (long j = k + 1; j < total; ++j) left += outcome.targets[j].skip.empty() && !fs::exists(result_file(j));
+      const long fitted_now = outcome.fitted + outcome.failed;
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
+      char line[400];
+      std::snprintf(line, sizeof line,
+                    "[%ld/%ld] %s: %s; %ld fitted, %ld kept, %ld skipped, %ld failed, %ld to fit (about %.0f s left)",
+                    k + 1, total, outcome.targets[k].name.c_str(), rows.empty() ? "" : rows[0].status.c_str(),
+                    outcome.fitted, outcome.reused, outcome.skipped, outcome.failed, left,
+                    fitted_now ? seconds / fitted_now * left / std::max(1, settings.jobs) : 0.0);
+      say(line);
     }
-    outcome.results.insert(outcome.results.end(), rows.begin(), rows.end());
-    ++done;
-    // ETA from the targets fitted in this sitting, over the targets not yet handed out.
-    long left = 0;
-    for (long j = k + 1; j < total; ++j) left += outcome.targets[j].skip.empty() && !fs::exists(result_file(j));
-    const long fitted_now = outcome.fitted + outcome.failed;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
-    char line[400];
-    std::snprintf(line, sizeof line,
-                  "[%ld/%ld] %s: %s; %ld fitted, %ld kept, %ld skipped, %ld failed, %ld to fit (about %.0f s left)",
-                  settings.next_target ? k + 1 : done, total, outcome.targets[k].name.c_str(),
-                  rows.empty() ? "" : rows[0].status.c_str(), outcome.fitted, outcome.reused, outcome.skipped,
-                  outcome.failed, left, fitted_now ? seconds / fitted_now * left : 0.0);
-    say(line);
-  }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < settings.jobs; ++j) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
   if (outcome.interrupted) return outcome;  // (under MPI the launcher stops the other ranks)
   if (settings.barrier) settings.barrier();
-  if (settings.next_target) {  // the summary from every target's files, whoever fitted it
+  {  // the summary in the catalog's order, from every target's files, whoever fitted it
     outcome.results.clear();
     for (long k = 0; k < total; ++k) {
       std::vector<CatalogResult> rows;

@@ -770,6 +770,8 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
 // A broken description or a key no target takes: one line, exit 2, nothing written.
 TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
   const std::string catalog = make_catalog();
+  expect_refused(run("catalog --jobs 0 --config " + catalog + " --output " + (dir_ / "x").string()),
+                 "--jobs must be 1 to 1024");
   expect_refused(run("catalog --config " + catalog + " --output " + (dir_ / "x").string() + " walkrs=30"),
                  "command line: unknown key 'walkrs' (did you mean 'walkers'?)");
   expect_refused(run("catalog --config " + write("bad.cfg", "folder = nowhere\nplanets = p.csv\n") + " --output " +
@@ -778,6 +780,17 @@ TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
   expect_refused(run("catalog --config " + write("bad2.cfg", "folder = in_catalog\nplanets = planets.csv\n[star x]\n") +
                      " --output " + (dir_ / "x").string()),
                  "bad2.cfg:3: unknown section type 'star'");
+}
+
+// Three targets fitted at once (--jobs 3, threads) give the summary of one after another.
+TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
+  const std::string catalog = make_catalog();
+  const fs::path one = dir_ / "one", three = dir_ / "three";
+  ASSERT_EQ(run("catalog --no-report --config " + catalog + " --output " + one.string() + kShort).exit_code, 0);
+  const Result r = run("catalog --no-report --jobs 3 --config " + catalog + " --output " + three.string() + kShort);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 fitted now, 0 kept from before, 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(summary_without_time(three), summary_without_time(one));
 }
 
 // Under mpirun with 2 ranks (Open MPI; CI runs it on the CPU) the targets are shared out and the

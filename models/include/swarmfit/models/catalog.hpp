@@ -85,6 +85,7 @@ struct CatalogSettings {
   std::vector<std::string> only;       // fit only these targets (all when empty)
   long max_targets = 0;                // the first N targets (0: all)
   bool check_only = false;             // read and check, write the report and configs, fit nothing
+  int jobs = 1;  // targets fitted at once, each in a thread of its own (its fit's own `threads` inside)
   // Work spread over processes (MPI ranks, apps/src/mpi_work.hpp); unset, one process does it all.
   // The primary writes the report, configurations and summary; next_target(count) hands out the
   // next target to fit (-1: none left), to whichever process asks first; barrier() waits for all.
