@@ -11,9 +11,14 @@
 
 #include "swarmfit/integrators/cuda_body_kernels.cuh"
 #include "swarmfit/integrators/cuda_memory.hpp"
+#include "swarmfit/integrators/cuda_wait.hpp"
 #include "swarmfit/integrators/observation.hpp"
 
 namespace swarmfit {
+
+void cuda_wait_blocking() {
+  if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();  // (context exists)
+}
 
 bool cuda_available() {
   int count = 0;

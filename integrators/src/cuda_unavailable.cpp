@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/integrators/cuda_wait.hpp"
 
 namespace swarmfit {
 
@@ -11,6 +12,7 @@ void throw_no_cuda_backend() {
       "backend=cuda: this build of swarmfit has no CUDA backend (configure with SWARMFIT_CUDA=ON)");
 }
 
+void cuda_wait_blocking() {}
 bool cuda_available() { return false; }
 std::string cuda_device_name() { return "none (built without CUDA)"; }
 bool cuda_threads_per_body(SchemeId, int, CudaLayout, bool) { return false; }

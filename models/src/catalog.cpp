@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "swarmfit/inference/hdf5_io.hpp"
+#include "swarmfit/integrators/cuda_wait.hpp"
 #include "swarmfit/models/likelihood.hpp"
 #include "swarmfit/observations/input_error.hpp"
 #include "swarmfit/observations/text_table.hpp"
@@ -717,6 +718,7 @@ std::string catalog_target_config(const CatalogTarget& t, const std::vector<std:
 }
 
 CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbacks& callbacks) {
+  if (settings.jobs > 1) cuda_wait_blocking();  // before any CUDA work: the fits' threads share the card
   CatalogOutcome outcome;
   outcome.targets = read_catalog(settings);
   auto say = [&](const std::string& line) {

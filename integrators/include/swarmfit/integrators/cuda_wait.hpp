@@ -1,0 +1,12 @@
+// How host threads wait for the CUDA device.
+#pragma once
+
+namespace swarmfit {
+
+// Host threads that wait for the device (stream and event synchronisation) sleep instead of
+// spinning (cudaDeviceScheduleBlockingSync). For many host threads sharing one card (swarmfit
+// catalog --jobs): spinning waiters then take the cores from the threads that would launch the
+// next kernels. Takes effect only before the process's first CUDA work; a no-op without CUDA.
+void cuda_wait_blocking();
+
+}  // namespace swarmfit
