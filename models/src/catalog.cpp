@@ -113,8 +113,9 @@ CatalogFile read_vels(const std::string& path, int index) {
   }
   std::string units;
   double offset = 0;
-  std::vector<int> malformed, nonpositive, repeated, out_of_range;
+  std::vector<int> malformed, nonpositive, repeated, same_time, out_of_range;
   std::set<std::tuple<double, double, double>> seen;
+  std::set<long long> times;
   std::string line;
   for (int number_of_line = 1; std::getline(in, line); ++number_of_line) {
     const std::string t = trim(line);
@@ -146,6 +147,10 @@ CatalogFile read_vels(const std::string& path, int index) {
       repeated.push_back(number_of_line);
       continue;
     }
+    if (!times.insert(std::llround(r.time * 1e5)).second) {
+      same_time.push_back(number_of_line);
+      continue;
+    }
     f.rows.push_back(r);
   }
   if (!malformed.empty())
@@ -157,6 +162,21 @@ CatalogFile read_vels(const std::string& path, int index) {
   if (!repeated.empty())
     f.findings.push_back(std::to_string(repeated.size()) + " rows repeat an earlier row exactly (" +
                          lines_of(repeated) + "): dropped");
+  if (!same_time.empty())
+    f.findings.push_back(std::to_string(same_time.size()) + " rows at the time (to 1e-5 d) of an earlier row with " +
+                         "other values (" + lines_of(same_time) + "): the later dropped");
+  std::vector<double> all_errors;
+  for (const CatalogRow& r : f.rows) all_errors.push_back(r.error);
+  if (units != "KM/S" && !f.rows.empty() && median(all_errors) < 0.01) {  // no RV is good to 1 cm/s
+    for (CatalogRow& r : f.rows) {
+      r.rv *= 1000;
+      r.error *= 1000;
+    }
+    char text[200];
+    std::snprintf(text, sizeof text, "%s, but the median error is %.3g: the numbers are km/s, converted to m/s",
+                  units.empty() ? "no units given" : ("labelled " + units).c_str(), median(all_errors));
+    f.findings.push_back(text);
+  }
   if (units == "KM/S") {
     std::vector<double> errors;
     for (const CatalogRow& r : f.rows) errors.push_back(r.error);
@@ -310,7 +330,34 @@ std::string planet_name(const std::string& letter, int index) {
   return s.empty() ? "p" + std::to_string(index + 1) : s;
 }
 
+// A file whose RVs fall into two levels far apart (a gap in the sorted RVs wider than 1 km/s and
+// than 4 times the largest K of the star's known planets, with 3 or more RVs on each side) holds
+// more than one star, or absolute and relative RVs mixed: not used.
+void check_levels(CatalogTarget& t) {
+  double k_max = 0;
+  for (const CatalogPlanet& p : t.planets)
+    if (p.K > 0) k_max = std::max(k_max, p.K);
+  for (CatalogFile& f : t.files) {
+    if (!f.usable || f.rows.size() < 6) continue;
+    std::vector<double> rv;
+    for (const CatalogRow& r : f.rows) rv.push_back(r.rv);
+    std::sort(rv.begin(), rv.end());
+    double gap = 0;
+    for (std::size_t k = 3; k + 3 <= rv.size(); ++k) gap = std::max(gap, rv[k] - rv[k - 1]);
+    if (gap > std::max(1000.0, 4 * k_max)) {
+      char text[240];
+      std::snprintf(text, sizeof text,
+                    "RVs in two levels %.0f m/s apart (more than one star, or absolute and relative RVs mixed): "
+                    "not used",
+                    gap);
+      f.findings.push_back(text);
+      f.usable = false;
+    }
+  }
+}
+
 void finish_target(CatalogTarget& t) {
+  check_levels(t);
   double first = std::numeric_limits<double>::infinity(), last = -first;
   for (const CatalogFile& f : t.files)
     if (f.usable)

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <sstream>
 #include <string>
 
@@ -622,29 +623,38 @@ class CatalogCli : public FitCli {
     char row[160];
     for (int k = 0; k < 40; ++k) {
       const double t = 2455000.0 + 3.7 * k + 0.1 * (k % 3);
-      std::snprintf(row, sizeof row, "%.5f %.3f 3.0\n", t, signal(t) + 3 * normal());
+      const double v = signal(t) + 3 * normal();
+      std::snprintf(row, sizeof row, "%.5f %.3f 3.0\n", t, v);
       keck << row;
-      if (k < 5) again << row;  // the same spectra published twice
+      if (k < 5) {  // the same spectra published twice, in km/s labelled M/S
+        std::snprintf(row, sizeof row, "%.5f %.6f 0.003\n", t, v / 1000);
+        again << row;
+      }
     }
     for (int k = 0; k < 40; ++k) {
       const double t = 2455002.1 + 4.3 * k;
       std::snprintf(row, sizeof row, "%.5f %.6f 0.003\n", t, -12.345 + (signal(t) + 3 * normal()) / 1000);
       harps << row;
-      if (k == 7) harps << row;                                 // a repeated row
-      if (k == 9) harps << "2455100.5 -12.345 0.0\n";           // a zero error
-      if (k == 11) harps << "2455101.5 -12.345 0.003 extra\n";  // an extra column
+      if (k == 7) harps << row;                                                             // a repeated row
+      if (k == 9) harps << "2455100.5 -12.345 0.0\n";                                       // a zero error
+      if (k == 11) harps << "2455101.5 -12.345 0.003 extra\n";                              // an extra column
+      if (k == 13) harps << std::fixed << std::setprecision(5) << t << " -12.300 0.003\n";  // the same time
     }
     for (int k = 0; k < 5; ++k) {
       const double t = 2455300.0 + 2.9 * k;
-      std::snprintf(row, sizeof row, "%.5f %.3f 3.0\n", t, signal(t) + 3 * normal());
+      std::snprintf(row, sizeof row, "%.5f %.6f 0.003\n", t, (signal(t) + 3 * normal()) / 1000);
       again << row;
     }
+    std::ostringstream mixed;  // two stars' RVs in one file
+    mixed << "# value_units = M/S\n" << std::fixed << std::setprecision(3);
+    for (int k = 0; k < 12; ++k) mixed << 2455010.0 + k << " " << (k % 2 ? 5000.0 : 0.0) + k << " 3.0\n";
+    put("Alpha_4_LICK.vels", mixed.str());
     put("Alpha_1_KECK.vels", keck.str());
     put("Alpha_2_3.6M.vels", harps.str());
     put("Alpha_3_KECK.vels", again.str());
     put("Alpha.sys",
         "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tAlpha\nMass\t1.00\nTeff\t5700\nRV[]\t"
-        "Alpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\nRV[]\tAlpha_3_KECK.vels\n");
+        "Alpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\nRV[]\tAlpha_3_KECK.vels\nRV[]\tAlpha_4_LICK.vels\n");
     put("Beta.sys",
         "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tBeta\nMass\t0.9\nRV[]\tBeta_1_X.vels\n");
     put("Gamma_1_LICK.vels", keck.str());
@@ -698,6 +708,9 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
   const std::string report = slurp(out / "report.txt");
   for (const char* line : {"KM/S: RVs and errors converted to m/s", "1 rows repeat an earlier row exactly",
                            "1 rows with an error <= 0", "1 rows are not three finite numbers",
+                           "labelled M/S, but the median error is 0.003: the numbers are km/s, converted to m/s",
+                           "1 rows at the time (to 1e-5 d) of an earlier row with other values",
+                           "RVs in two levels 4991 m/s apart (more than one star",
                            "5 rows (lines 3, 4, 5, 6, 7) hold a time and RV an earlier file of this star holds",
                            "Beta (Beta, 0.9 Msun from .sys, 0 RVs): skipped: no usable RV file",
                            "Gamma (Gamma, 1.1 Msun from .sys, 40 RVs): skipped: no known planet the data can constrain",

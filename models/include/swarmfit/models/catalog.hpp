@@ -19,10 +19,14 @@
 //   - `# JD = X` header (Kepler-16, -18): X added to every time;
 //   - a row that is not three finite numbers (extra columns, text): dropped;
 //   - an error <= 0: the row dropped;
+//   - no units, or M/S, with a median error below 0.01: the numbers are km/s, times 1000;
 //   - a row repeated exactly (time, RV and error): the repeat dropped;
+//   - a row at the time (to 1e-5 d) of an earlier row, with other values: dropped;
 //   - a time outside JD 2,400,000-2,470,000 after the above: the row dropped;
 //   - a row whose time and RV (to 1e-5 d and 1e-3 m/s) an earlier file of the star holds: the
 //     same spectrum published twice, dropped from the later file;
+//   - RVs in two levels far apart (a gap in the sorted RVs above 1 km/s and 4 x the star's
+//     largest known K, 3 or more RVs each side): more than one star in the file, not used;
 //   - fewer than 3 rows left: the file is not used.
 // A target is skipped, with its reason, when no file is left, when no known planet has a period
 // the data can constrain (P <= 1.5 x the data's time span), or when it has fewer RVs than its free
