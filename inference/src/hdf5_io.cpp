@@ -1,9 +1,12 @@
 #include "swarmfit/inference/hdf5_io.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 namespace swarmfit::h5 {
@@ -211,6 +214,35 @@ void AtomicFile::commit() {
     fsync(dir);
     close(dir);
   }
+}
+
+namespace {
+// NAME.partial.PID of a process that is gone.
+bool stale_partial(const std::string& name, const std::string& prefix) {
+  if (name.rfind(prefix, 0) != 0) return false;
+  const std::size_t at = name.rfind(".partial.");
+  if (at == std::string::npos) return false;
+  const std::string pid = name.substr(at + 9);
+  if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) return false;
+  return kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH;
+}
+}  // namespace
+
+void remove_stale_partials(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path folder = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  const std::string prefix = p.filename().string() + ".partial.";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+    if (stale_partial(entry.path().filename().string(), prefix)) std::filesystem::remove(entry.path(), ec);
+}
+
+void remove_stale_partials_under(const std::string& folder) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder, ec))
+    if (entry.is_regular_file(ec) && stale_partial(entry.path().filename().string(), "")) stale.push_back(entry.path());
+  for (const auto& path : stale) std::filesystem::remove(path, ec);
 }
 
 }  // namespace swarmfit::h5

@@ -394,15 +394,52 @@ void finish_target(CatalogTarget& t) {
     t.skip = std::to_string(t.points()) + " RVs for " + std::to_string(free) + " free parameters (fewer than 5 more)";
 }
 
-std::vector<CatalogTarget> read_folder(const std::string& folder, const std::string& planets_csv) {
+// The stars of a CSV table of targets (columns target, star_mass, rv_files: the files separated by
+// ';', relative to the table's folder), as the .sys files would list them.
+std::vector<SysFile> read_target_table(const std::string& path) {
+  const std::vector<TableRow> rows = read_csv(path);
+  if (rows.empty()) throw InputError(path + ": empty target table");
+  std::map<std::string, std::size_t> column;
+  for (std::size_t k = 0; k < rows[0].fields.size(); ++k) column[trim(rows[0].fields[k])] = k;
+  for (const char* need : {"target", "star_mass", "rv_files"})
+    if (!column.count(need)) throw InputError(path + ":1: the target table has no column '" + need + "'");
+  std::vector<SysFile> out;
+  std::set<std::string> names;
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::vector<std::string>& f = rows[k].fields;
+    if (f.empty() || (f.size() == 1 && trim(f[0]).empty())) continue;
+    const std::string where = path + ":" + std::to_string(rows[k].line);
+    auto text = [&](const char* name) { return column[name] < f.size() ? trim(f[column[name]]) : std::string(); };
+    SysFile s;
+    s.name = s.star = text("target");
+    s.archive = true;
+    if (s.name.empty() || s.name.find_first_of("/ ") != std::string::npos)
+      throw InputError(where + ": column 'target': a name without spaces or slashes is needed");
+    if (!names.insert(s.name).second) throw InputError(where + ": target '" + s.name + "' twice");
+    if (!number(text("star_mass"), s.mass) || !(s.mass > 0))
+      throw InputError(where + ": column 'star_mass': '" + text("star_mass") + "' is not a mass > 0 (Msun)");
+    std::stringstream files(text("rv_files"));
+    for (std::string file; std::getline(files, file, ';');)
+      if (!trim(file).empty()) s.rv_files.push_back(trim(file));
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<CatalogTarget> read_folder(const std::string& folder, const std::string& planets_csv,
+                                       const std::vector<SysFile>* table = nullptr) {
   if (!fs::is_directory(folder)) throw InputError("folder '" + folder + "' is not a folder");
   const auto planets = read_planets(planets_csv);
-  std::vector<fs::path> sys;
-  for (const auto& entry : fs::directory_iterator(folder))
-    if (entry.path().extension() == ".sys") sys.push_back(entry.path());
-  std::sort(sys.begin(), sys.end());
   std::vector<SysFile> files;
-  for (const fs::path& p : sys) files.push_back(read_sys(p));
+  if (table) {
+    files = *table;
+  } else {
+    std::vector<fs::path> sys;
+    for (const auto& entry : fs::directory_iterator(folder))
+      if (entry.path().extension() == ".sys") sys.push_back(entry.path());
+    std::sort(sys.begin(), sys.end());
+    for (const fs::path& p : sys) files.push_back(read_sys(p));
+  }
   // Archive-format stars first: a hand-made (legacy) file whose RV files an archive star already
   // lists repeats that star.
   std::stable_sort(files.begin(), files.end(),
@@ -422,7 +459,7 @@ std::vector<CatalogTarget> read_folder(const std::string& folder, const std::str
       t.mass_source = "planets.csv";
     } else if (s.mass > 0) {
       t.star_mass = s.mass;
-      t.mass_source = s.placeholder ? ".sys placeholder" : ".sys";
+      t.mass_source = table ? "the target table" : s.placeholder ? ".sys placeholder" : ".sys";
       if (s.placeholder) t.findings.push_back("star mass 1 Msun is the .sys placeholder (Teff NA): used as is");
     } else {
       t.skip = "no stellar mass";
@@ -636,13 +673,22 @@ std::vector<CatalogTarget> read_catalog(const CatalogSettings& settings) {
   const SectionedConfig c = read_sectioned_config(settings.description);
   const std::string base = fs::path(settings.description).parent_path().string();
   auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() || base.empty() ? p : base + "/" + p; };
-  std::string folder, planets;
+  std::string folder, planets, table;
   for (const ConfigEntry& e : c.globals) {
     if (e.key == "folder") folder = resolve(e.value);
     if (e.key == "planets") planets = e.value;
+    if (e.key == "targets") table = resolve(e.value);
   }
   std::vector<CatalogTarget> targets;
-  if (!folder.empty()) {
+  if (!folder.empty() && !table.empty())
+    throw InputError(settings.description + ": give key 'folder' or key 'targets', not both");
+  if (!table.empty()) {  // a CSV of targets, their files beside it
+    if (planets.empty())
+      throw InputError(settings.description + ": key 'targets' needs key 'planets' (the planet table)");
+    const std::vector<SysFile> rows = read_target_table(table);
+    const std::string dir = fs::path(table).parent_path().string();
+    targets = read_folder(dir.empty() ? "." : dir, resolve(planets), &rows);
+  } else if (!folder.empty()) {
     if (planets.empty())
       throw InputError(settings.description + ": key 'folder' needs key 'planets' (the planet table)");
     targets = read_folder(folder, fs::path(planets).is_absolute() ? planets : folder + "/" + planets);
@@ -774,7 +820,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   const SectionedConfig description = read_sectioned_config(settings.description);
   std::vector<ConfigEntry> shared;
   for (const ConfigEntry& e : description.globals)
-    if (e.key != "folder" && e.key != "planets") shared.push_back(e);
+    if (e.key != "folder" && e.key != "planets" && e.key != "targets") shared.push_back(e);
   // A key no target can take stops the catalog before any work (a typo would otherwise skip every
   // target); a value one target refuses (too few walkers for its parameters) skips that target.
   boost::program_options::options_description known;
@@ -793,6 +839,8 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   fs::create_directories(fs::path(settings.output) / "targets", ec);
   if (ec) throw InputError("--output " + settings.output + ": " + ec.message());
 
+  // What writers killed in an earlier sitting left half-written (the primary, before anyone writes).
+  if (settings.primary) h5::remove_stale_partials_under(settings.output);
   // Every target's configuration is written (by the primary) and loaded (checked) before any fit.
   std::vector<std::unique_ptr<ModelConfig>> configs(outcome.targets.size());
   std::vector<std::string> outputs(outcome.targets.size()), paths(outcome.targets.size());

@@ -91,20 +91,6 @@ void write_predictive(hid_t file, const Predictions& p, const std::vector<double
   h5::write(g, "transit_model", {n, static_cast<hsize_t>(p.transit_rows.size())}, p.transit_model.data());
 }
 
-// Partial run files (OUTPUT.partial.PID) of writers that were killed: the process is gone.
-void remove_stale_partials(const std::string& output) {
-  const std::filesystem::path path(output);
-  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const std::string prefix = path.filename().string() + ".partial.";
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid = name.substr(prefix.size());
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path());
-  }
-}
-
 // The run file to resume, checked against what the configuration gives now.
 RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, const FitSettings& s) {
   RunRecord run;
@@ -276,7 +262,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   RunRecord& run = result.run;
   if (s.resume && exists) run = read_run_to_resume(c, space, s);
 
-  remove_stale_partials(s.output);
+  h5::remove_stale_partials(s.output);
   const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
   // The constraint polls should_stop between its calls, so that a signal during a long stability
   // pass is honoured within one call (Interrupted: the sampler keeps its last whole generation); the start phase's

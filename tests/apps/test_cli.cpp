@@ -795,6 +795,27 @@ TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
                  "bad2.cfg:3: unknown section type 'star'");
 }
 
+// A CSV table of targets (their files beside it) instead of .sys files: read and checked the same
+// way; a broken row is refused in one line naming it.
+TEST_F(CatalogCli, TargetsFromACsvTable) {
+  make_catalog();
+  write("in_catalog/targets.csv", "target,star_mass,rv_files\nTabAlpha,1.0,Alpha_1_KECK.vels; Alpha_2_3.6M.vels\n");
+  write("in_catalog/table_planets.csv",
+        "system,planet,period_days,K_ms,e,omega_deg,tperi_or_tc,time_kind\nTabAlpha,b,5.0,50,,,2455001.3,tc\n");
+  const std::string table =
+      write("table.cfg", "targets = in_catalog/targets.csv\nplanets = in_catalog/table_planets.csv\n");
+  const Result r = run("catalog --check --config " + table + " --output " + (dir_ / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 targets, 0 skipped"), std::string::npos) << r.out;
+  const std::string report = slurp(dir_ / "out" / "report.txt");
+  EXPECT_NE(report.find("TabAlpha (TabAlpha, 1 Msun from the target table, 80 RVs): fitted"), std::string::npos)
+      << report;
+  fs::remove_all(dir_ / "out");
+  write("in_catalog/targets.csv", "target,star_mass,rv_files\nTabAlpha,heavy,Alpha_1_KECK.vels\n");
+  expect_refused(run("catalog --check --config " + table + " --output " + (dir_ / "out").string()),
+                 "targets.csv:2: column 'star_mass': 'heavy' is not a mass > 0 (Msun)");
+}
+
 // Three targets fitted at once (--jobs 3, threads) give the summary of one after another.
 TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
   const std::string catalog = make_catalog();

@@ -64,4 +64,10 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Partial files (PATH.partial.PID) that writers killed before their commit left behind: removed
+// where that process is gone. Every partial file of `path`; or every one under `folder`, at any
+// depth. Only for a folder no other machine writes into at the time (the PID is this machine's).
+void remove_stale_partials(const std::string& path);
+void remove_stale_partials_under(const std::string& folder);
+
 }  // namespace swarmfit::h5

@@ -5,6 +5,9 @@
 //   folder = DIR        a Systemic-format catalog (one NAME.sys per star listing its .vels RV
 //                       files, as ../shared/catalogs/exoplanet-archive-rv), with
 //   planets = FILE      its table of known planets (CSV, one row per planet; README "Catalogs")
+//   targets = FILE      or a CSV of targets (columns target, star_mass, rv_files: .vels-format
+//                       files separated by ';', beside the table), with `planets` as above
+//                       (relative to the description)
 //   [target NAME]       a target of its own: config = MODEL.cfg (any model configuration), or
 //                       for a folder's star, keys that override the shared ones for it alone
 // Every other global key is a model or fit key (walkers, generations, ess_target, backend, ...)
