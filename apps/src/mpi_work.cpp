@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "swarmfit/integrators/cuda_wait.hpp"
+
 namespace swarmfit::app {
 
 namespace {
@@ -67,6 +69,13 @@ MpiWork::MpiWork(int* argc, char*** argv) {
   if (provided < MPI_THREAD_MULTIPLE) throw std::runtime_error("MPI: this MPI library gives no MPI_THREAD_MULTIPLE");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  // One GPU per rank: the rank's index among the ranks that share its host picks the device.
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host);
+  int local = 0;
+  MPI_Comm_rank(host, &local);
+  MPI_Comm_free(&host);
+  cuda_use_device(local);
 }
 
 MpiWork::~MpiWork() {

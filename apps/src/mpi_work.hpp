@@ -2,6 +2,7 @@
 // started by mpirun gets one MpiWork for its lifetime: MPI initialised with threads (rank 0 serves
 // the work queue from a thread of its own, beside its own share of the work), finalised at the end.
 // Started without mpirun (no launcher in the environment) it is a single process: rank 0 of 1.
+// Each rank uses the GPU of its index among the ranks of its host (cuda_use_device).
 #pragma once
 
 #include <memory>

@@ -20,6 +20,15 @@ void cuda_wait_blocking() {
   if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();  // (context exists)
 }
 
+void cuda_use_device(int index) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
+    cudaGetLastError();
+    return;
+  }
+  SWARMFIT_CUDA_CHECK(cudaSetDevice(((index % count) + count) % count));
+}
+
 bool cuda_available() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {

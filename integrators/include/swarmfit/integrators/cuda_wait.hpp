@@ -1,4 +1,4 @@
-// How host threads wait for the CUDA device.
+// How host threads wait for the CUDA device, and which device a process uses.
 #pragma once
 
 namespace swarmfit {
@@ -8,5 +8,10 @@ namespace swarmfit {
 // catalog --jobs): spinning waiters then take the cores from the threads that would launch the
 // next kernels. Takes effect only before the process's first CUDA work; a no-op without CUDA.
 void cuda_wait_blocking();
+
+// This process's CUDA device: device `index` modulo the devices present (one MPI rank per GPU:
+// the rank's index among the ranks of its host). Before the process's first CUDA work; a no-op
+// without CUDA or without a device.
+void cuda_use_device(int index);
 
 }  // namespace swarmfit
