@@ -23,6 +23,7 @@
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/inference/optimizer.hpp"
 #include "swarmfit/integrators/ensemble_checks.hpp"
+#include "swarmfit/models/catalog.hpp"
 #include "swarmfit/models/fit.hpp"
 #include "swarmfit/models/fit_summary.hpp"
 #include "swarmfit/models/posterior.hpp"
@@ -679,4 +680,40 @@ NB_MODULE(_core, m) {
       .def("summary", &py::summary, "first_draw"_a);
   m.def("open_run", &py::open_run, "path"_a);
   m.def("fit", &py::fit, "path"_a, "overrides"_a, "resume"_a, "report"_a.none());
+  // run_catalog (models/catalog.hpp), as `swarmfit catalog` runs it (without the browser report):
+  // the outcome's counts, the targets skipped and why, and the summary's path.
+  m.def(
+      "catalog",
+      [](const std::string& description, const std::string& output, const std::vector<std::string>& overrides,
+         const std::vector<std::string>& only, long max_targets, int jobs, bool check) {
+        CatalogSettings s;
+        s.description = description;
+        s.output = output;
+        s.overrides = overrides;
+        s.only = only;
+        s.max_targets = max_targets;
+        s.jobs = jobs;
+        s.check_only = check;
+        if (jobs < 1 || jobs > 1024) throw InputError("jobs must be 1 to 1024");
+        CatalogOutcome r;
+        {
+          nb::gil_scoped_release release;
+          r = run_catalog(s);
+        }
+        nb::dict d, skipped;
+        std::vector<std::string> names;
+        for (const CatalogTarget& t : r.targets) {
+          names.push_back(t.name);
+          if (!t.skip.empty()) skipped[t.name.c_str()] = t.skip;
+        }
+        d["targets"] = names;
+        d["skipped"] = skipped;
+        d["fitted"] = r.fitted;
+        d["kept"] = r.reused;
+        d["failed"] = r.failed;
+        d["summary"] = check ? std::string() : output + "/summary.csv";
+        d["report"] = output + "/report.txt";
+        return d;
+      },
+      "description"_a, "output"_a, "overrides"_a, "only"_a, "max_targets"_a, "jobs"_a, "check"_a);
 }
