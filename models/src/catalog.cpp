@@ -101,7 +101,8 @@ std::string file_label(const std::string& file, int index) {
 }
 
 // Reads and checks one .vels file (the rules of catalog.hpp).
-CatalogFile read_vels(const std::string& path, int index) {
+// k_max: the largest K of the star's known planets (0: none), to judge the units by.
+CatalogFile read_vels(const std::string& path, int index, double k_max) {
   CatalogFile f;
   f.path = path;
   f.label = file_label(path, index);
@@ -113,7 +114,7 @@ CatalogFile read_vels(const std::string& path, int index) {
   }
   std::string units;
   double offset = 0;
-  std::vector<int> malformed, nonpositive, repeated, same_time, out_of_range;
+  std::vector<int> malformed, nonpositive, repeated, same_time, out_of_range, commented;
   std::set<std::tuple<double, double, double>> seen;
   std::set<long long> times;
   std::string line;
@@ -121,6 +122,15 @@ CatalogFile read_vels(const std::string& path, int index) {
     const std::string t = trim(line);
     if (t.empty()) continue;
     if (t[0] == '#') {
+      std::istringstream rest(t.substr(1));
+      int numbers = 0;
+      bool only_numbers = true;
+      for (std::string w; rest >> w;) {
+        double x = 0;
+        only_numbers = only_numbers && number(w, x);
+        ++numbers;
+      }
+      if (only_numbers && numbers >= 3) commented.push_back(number_of_line);
       const auto eq = t.find('=');
       if (eq == std::string::npos) continue;
       const std::string key = upper(trim(t.substr(1, eq - 1))), value = trim(t.substr(eq + 1));
@@ -153,6 +163,9 @@ CatalogFile read_vels(const std::string& path, int index) {
     }
     f.rows.push_back(r);
   }
+  if (!commented.empty())
+    f.findings.push_back(std::to_string(commented.size()) + " data lines commented out (" + lines_of(commented) +
+                         "): left out, as the file says");
   if (!malformed.empty())
     f.findings.push_back(std::to_string(malformed.size()) + " rows are not three finite numbers (" +
                          lines_of(malformed) + "): dropped");
@@ -165,35 +178,49 @@ CatalogFile read_vels(const std::string& path, int index) {
   if (!same_time.empty())
     f.findings.push_back(std::to_string(same_time.size()) + " rows at the time (to 1e-5 d) of an earlier row with " +
                          "other values (" + lines_of(same_time) + "): the later dropped");
-  std::vector<double> all_errors;
-  for (const CatalogRow& r : f.rows) all_errors.push_back(r.error);
-  if (units != "KM/S" && !f.rows.empty() && median(all_errors) < 0.01) {  // no RV is good to 1 cm/s
-    for (CatalogRow& r : f.rows) {
-      r.rv *= 1000;
-      r.error *= 1000;
-    }
-    char text[200];
-    std::snprintf(text, sizeof text, "%s, but the median error is %.3g: the numbers are km/s, converted to m/s",
-                  units.empty() ? "no units given" : ("labelled " + units).c_str(), median(all_errors));
-    f.findings.push_back(text);
+  // Units: the label's, unless the numbers say the other unit (catalog.hpp): the RVs by their
+  // scatter against the star's largest known K, the errors by their size against that scatter.
+  std::vector<double> raw_errors;
+  for (const CatalogRow& r : f.rows) raw_errors.push_back(r.error);
+  const double label = units == "KM/S" ? 1000.0 : 1.0, other = units == "KM/S" ? 1.0 : 1000.0;
+  const double raw_rms = spread(f.rows), raw_error = median(raw_errors);
+  double rv_scale = label, error_scale = label;
+  if (f.rows.size() >= 3 && raw_rms > 0) {
+    auto plausible_rms = [&](double scale) {
+      return k_max <= 0 || (raw_rms * scale >= 0.01 * k_max && raw_rms * scale <= 100 * k_max);
+    };
+    if (k_max > 0 && !plausible_rms(label) && plausible_rms(other)) rv_scale = other;
+    if (k_max <= 0 && units == "KM/S" && (raw_rms > 20 || raw_error > 1)) rv_scale = other;  // no K to judge by
+    if (k_max <= 0 && units != "KM/S" && raw_error < 0.01) rv_scale = other;
+    auto plausible_error = [&](double scale) {
+      const double ratio = raw_error * scale / (raw_rms * rv_scale);
+      return ratio >= 1e-3 && ratio <= 10;
+    };
+    error_scale = rv_scale;
+    if (!plausible_error(rv_scale) && plausible_error(rv_scale == label ? other : label))
+      error_scale = rv_scale == label ? other : label;
   }
-  if (units == "KM/S") {
-    std::vector<double> errors;
-    for (const CatalogRow& r : f.rows) errors.push_back(r.error);
-    const double scatter = spread(f.rows), typical = median(errors);
-    if (scatter > 20 || typical > 1) {
-      char text[200];
-      std::snprintf(text, sizeof text,
-                    "labelled KM/S but the numbers are m/s (scatter %.3g, median error %.3g): kept as m/s", scatter,
-                    typical);
-      f.findings.push_back(text);
-    } else {
-      for (CatalogRow& r : f.rows) {
-        r.rv *= 1000;
-        r.error *= 1000;
-      }
-      f.findings.push_back("KM/S: RVs and errors converted to m/s");
-    }
+  for (CatalogRow& r : f.rows) {
+    r.rv *= rv_scale;
+    r.error *= error_scale;
+  }
+  const std::string said = units.empty() ? "no units given" : "labelled " + units;
+  auto unit = [](double scale) { return scale == 1.0 ? "m/s" : "km/s"; };
+  char text[300];
+  if (rv_scale != label || error_scale != label) {
+    std::snprintf(text, sizeof text,
+                  "%s, but the RVs (scatter %.3g, largest known K %.3g m/s) are in %s and the errors (median %.3g) "
+                  "in %s: converted to m/s",
+                  said.c_str(), raw_rms, k_max, unit(rv_scale), raw_error, unit(error_scale));
+    f.findings.push_back(text);
+  } else if (units == "KM/S") {
+    f.findings.push_back("KM/S: RVs and errors converted to m/s");
+  }
+  if (f.rows.size() >= 5 && raw_rms > 0 && raw_error * error_scale > 10 * raw_rms * rv_scale) {
+    std::snprintf(text, sizeof text,
+                  "errors (median %.3g m/s) %.0f times the RVs' scatter: kept, the file weighs little",
+                  raw_error * error_scale, raw_error * error_scale / (raw_rms * rv_scale));
+    f.findings.push_back(text);
   }
   if (offset != 0) {
     for (CatalogRow& r : f.rows) r.time += offset;
@@ -201,17 +228,27 @@ CatalogFile read_vels(const std::string& path, int index) {
     std::snprintf(text, sizeof text, "times are JD - %.1f ('# JD' header): %.1f added", offset, offset);
     f.findings.push_back(text);
   }
+  // JD now: no RV can be later than the moment the catalog is read.
+  const double now =
+      2440587.5 + std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() / 86400.0;
   std::vector<CatalogRow> kept;
+  std::vector<int> future;
   for (const CatalogRow& r : f.rows) {
-    if (r.time < 2.4e6 || r.time > 2.47e6)
+    if (r.time > now) future.push_back(r.line);
+    if (r.time < 2.4e6)
       out_of_range.push_back(r.line);
     else
       kept.push_back(r);
   }
   f.rows = kept;
   if (!out_of_range.empty())
-    f.findings.push_back(std::to_string(out_of_range.size()) + " rows with a time outside JD 2400000-2470000 (" +
+    f.findings.push_back(std::to_string(out_of_range.size()) + " rows with a time before JD 2400000 (" +
                          lines_of(out_of_range) + "): dropped");
+  if (!future.empty()) {  // a clock that runs ahead is wrong for every row of the file
+    f.findings.push_back(std::to_string(future.size()) + " rows with a time in the future (" + lines_of(future) +
+                         "): the file's times are shifted, not used");
+    f.usable = false;
+  }
   return f;
 }
 
@@ -482,7 +519,10 @@ std::vector<CatalogTarget> read_folder(const std::string& folder, const std::str
     std::set<std::pair<long long, long long>> star_rows;
     for (std::size_t k = 0; k < s.rv_files.size(); ++k) {
       owner.emplace(s.rv_files[k], s.name);
-      CatalogFile f = read_vels((fs::path(folder) / s.rv_files[k]).string(), static_cast<int>(k));
+      double k_max = 0;
+      for (const CatalogPlanet& p : t.planets)
+        if (p.K > 0) k_max = std::max(k_max, p.K);
+      CatalogFile f = read_vels((fs::path(folder) / s.rv_files[k]).string(), static_cast<int>(k), k_max);
       if (f.usable) drop_shared_rows(f, star_rows);
       t.files.push_back(std::move(f));
     }
@@ -494,15 +534,45 @@ std::vector<CatalogTarget> read_folder(const std::string& folder, const std::str
       f.label = label;
       labels.insert(label);
     }
-    if (t.skip.empty()) finish_target(t);
     out.push_back(std::move(t));
   }
+  // Rows (time to 1e-4 d, RV to 0.01 m/s) that files of other stars hold too: a file sharing rows
+  // with two or more other stars holds their spectra (a table of several stars), not used.
+  std::map<std::pair<long long, long long>, std::set<std::size_t>> holders;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].skip.empty())
+      for (const CatalogFile& f : out[i].files)
+        if (f.usable)
+          for (const CatalogRow& r : f.rows) holders[{std::llround(r.time * 1e4), std::llround(r.rv * 100)}].insert(i);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].skip.empty()) continue;
+    for (CatalogFile& f : out[i].files) {
+      if (!f.usable) continue;
+      std::set<std::size_t> others;
+      long shared = 0;
+      for (const CatalogRow& r : f.rows) {
+        const std::set<std::size_t>& h = holders[{std::llround(r.time * 1e4), std::llround(r.rv * 100)}];
+        shared += h.size() > 1;
+        for (std::size_t j : h)
+          if (j != i) others.insert(j);
+      }
+      if (others.size() >= 2) {
+        std::string names;
+        for (std::size_t j : others) names += (names.empty() ? "" : ", ") + out[j].name;
+        f.findings.push_back(std::to_string(shared) + " rows are rows of other stars' files (" + names +
+                             "): a table of several stars, not used");
+        f.usable = false;
+      }
+    }
+  }
+  for (CatalogTarget& t : out)
+    if (t.skip.empty()) finish_target(t);
   return out;
 }
 
 std::string format(double x) {
   char text[40];
-  std::snprintf(text, sizeof text, "%.10g", x);
+  std::snprintf(text, sizeof text, "%.17g", x);  // round-trips: JD times need 12+ digits
   return text;
 }
 
@@ -652,8 +722,10 @@ void write_summary(const std::string& output, const std::vector<CatalogResult>& 
 std::string report_text(const std::vector<CatalogTarget>& targets) {
   std::string s = "# swarmfit catalog: what the checks found, per target and file\n";
   for (const CatalogTarget& t : targets) {
-    s += t.name + " (" + t.star + ", " + format(t.star_mass) + " Msun from " + t.mass_source + ", " +
-         std::to_string(t.points()) + (t.config.empty() ? " RVs): " : " RVs and transit times): ") +
+    char mass[32];
+    std::snprintf(mass, sizeof mass, "%.6g", t.star_mass);
+    s += t.name + " (" + t.star + ", " + mass + " Msun from " + t.mass_source + ", " + std::to_string(t.points()) +
+         (t.config.empty() ? " RVs): " : " RVs and transit times): ") +
          (t.skip.empty() ? "fitted" : "skipped: " + t.skip) + "\n";
     for (const std::string& line : t.findings) s += "  " + line + "\n";
     for (const CatalogFile& f : t.files) {

@@ -657,15 +657,39 @@ class CatalogCli : public FitCli {
         "Alpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\nRV[]\tAlpha_3_KECK.vels\nRV[]\tAlpha_4_LICK.vels\n");
     put("Beta.sys",
         "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tBeta\nMass\t0.9\nRV[]\tBeta_1_X.vels\n");
-    put("Gamma_1_LICK.vels", keck.str());
+    // Another star's copy of a file: its times moved by dt (the catalog takes files shared between
+    // stars for tables of several stars).
+    auto moved = [](const std::string& text, double dt) {
+      std::istringstream in(text);
+      std::string out;
+      for (std::string line; std::getline(in, line);) {
+        double t = 0;
+        char rest[200] = "";
+        if (line[0] != '#' && std::sscanf(line.c_str(), "%lf %199[^\n]", &t, rest) == 2) {
+          char buffer[260];
+          std::snprintf(buffer, sizeof buffer, "%.5f %s", t + dt, rest);
+          line = buffer;
+        }
+        out += line + "\n";
+      }
+      return out;
+    };
+    put("Gamma_1_LICK.vels", moved(keck.str(), 0.0007));
+    put("Gamma_2_LICK.vels",
+        "# value_units = M/S\n2455000.5 1.0 3.0\n2455001.5 2.0 3.0\n2455002.5 3.0 3.0\n"
+        "2475000.5 4.0 3.0\n");
     put("Gamma.sys",
         "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tGamma\nMass\t1.1\nRV[]\t"
-        "Gamma_1_LICK.vels\n");
+        "Gamma_1_LICK.vels\nRV[]\tGamma_2_LICK.vels\n");
     // Delta and Epsilon: Alpha's files again under other names, for more targets to share out.
-    for (const char* star : {"Delta", "Epsilon"})
-      put(std::string(star) + ".sys", "# Data from http://exoplanetarchive.ipac.caltech.edu/\nName\t" +
-                                          std::string(star) +
-                                          "\nMass\t1.0\nRV[]\tAlpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\n");
+    for (const char* star : {"Delta", "Epsilon"}) {
+      const std::string name = star;
+      const double dt = name == "Delta" ? 0.0003 : 0.0005;
+      put(name + "_1_KECK.vels", moved(keck.str(), dt));
+      put(name + "_2_3.6M.vels", moved(harps.str(), dt));
+      put(name + ".sys", "# Data from http://exoplanetarchive.ipac.caltech.edu/\nName\t" + name +
+                             "\nMass\t1.0\nRV[]\t" + name + "_1_KECK.vels\nRV[]\t" + name + "_2_3.6M.vels\n");
+    }
     put("planets.csv",
         "system,planet,period_days,period_err,K_ms,e,omega_deg,tperi_or_tc,time_kind,status,flags,mstar_K_msun\n"
         "Alpha,b,5.0,0.001,50,0.0,,2455001.3,tc,Confirmed planets,,1.0\n"
@@ -706,15 +730,17 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
   ASSERT_EQ(check.exit_code, 0) << check.err;
   EXPECT_NE(check.out.find("5 targets, 2 skipped"), std::string::npos) << check.out;
   const std::string report = slurp(out / "report.txt");
-  for (const char* line : {"KM/S: RVs and errors converted to m/s", "1 rows repeat an earlier row exactly",
-                           "1 rows with an error <= 0", "1 rows are not three finite numbers",
-                           "labelled M/S, but the median error is 0.003: the numbers are km/s, converted to m/s",
-                           "1 rows at the time (to 1e-5 d) of an earlier row with other values",
-                           "RVs in two levels 4991 m/s apart (more than one star",
-                           "5 rows (lines 3, 4, 5, 6, 7) hold a time and RV an earlier file of this star holds",
-                           "Beta (Beta, 0.9 Msun from .sys, 0 RVs): skipped: no usable RV file",
-                           "Gamma (Gamma, 1.1 Msun from .sys, 40 RVs): skipped: no known planet the data can constrain",
-                           "cannot be read (missing): not used", "planet b not fitted: P = 900 d > 1.5 x"})
+  for (const char* line :
+       {"KM/S: RVs and errors converted to m/s", "1 rows repeat an earlier row exactly", "1 rows with an error <= 0",
+        "1 rows are not three finite numbers", "labelled M/S, but the RVs (scatter 0.0",
+        "largest known K 50 m/s) are in km/s and the errors (median 0.003) in km/s: converted",
+        "1 rows with a time in the future (line 5): the file's times are shifted, not used",
+        "1 rows at the time (to 1e-5 d) of an earlier row with other values",
+        "RVs in two levels 4991 m/s apart (more than one star",
+        "5 rows (lines 3, 4, 5, 6, 7) hold a time and RV an earlier file of this star holds",
+        "Beta (Beta, 0.9 Msun from .sys, 0 RVs): skipped: no usable RV file",
+        "Gamma (Gamma, 1.1 Msun from .sys, 40 RVs): skipped: no known planet the data can constrain",
+        "cannot be read (missing): not used", "planet b not fitted: P = 900 d > 1.5 x"})
     EXPECT_NE(report.find(line), std::string::npos) << line << "\n" << report;
   EXPECT_TRUE(fs::exists(out / "targets" / "Alpha" / "fit.cfg"));
   EXPECT_FALSE(fs::exists(out / "summary.csv"));

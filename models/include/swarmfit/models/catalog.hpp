@@ -17,17 +17,23 @@
 //
 // Checks of every RV file, each reported in one line of the catalog's report (the catalog's
 // files are never changed; the cleaned copies go to the output folder):
-//   - header `value_units = KM/S`: RVs and errors times 1000, unless the numbers are m/s
-//     already (their scatter above 20 "km/s" or median error above 1 "km/s": then kept as m/s);
+//   - units: the label's (`value_units = KM/S`, else m/s), unless the numbers say the other: the
+//     RVs when their scatter is outside [0.01, 100] x the star's largest known K in the label's
+//     unit and inside it in the other; then the errors when the median error is outside
+//     [1e-3, 10] x that scatter and inside it in the other unit (without a known K: KM/S files
+//     with a scatter above 20 or errors above 1 are m/s, others with errors below 0.01 km/s);
+//     errors above 10 x the scatter after that are reported and kept;
 //   - `# JD = X` header (Kepler-16, -18): X added to every time;
+//   - data lines commented out: left out, reported;
 //   - a row that is not three finite numbers (extra columns, text): dropped;
 //   - an error <= 0: the row dropped;
-//   - no units, or M/S, with a median error below 0.01: the numbers are km/s, times 1000;
 //   - a row repeated exactly (time, RV and error): the repeat dropped;
 //   - a row at the time (to 1e-5 d) of an earlier row, with other values: dropped;
-//   - a time outside JD 2,400,000-2,470,000 after the above: the row dropped;
+//   - a time before JD 2,400,000: the row dropped; a time in the future: the file not used;
 //   - a row whose time and RV (to 1e-5 d and 1e-3 m/s) an earlier file of the star holds: the
 //     same spectrum published twice, dropped from the later file;
+//   - a file sharing rows (to 1e-4 d and 0.01 m/s) with files of two or more other stars: a table
+//     of several stars, not used;
 //   - RVs in two levels far apart (a gap in the sorted RVs above 1 km/s and 4 x the star's
 //     largest known K, 3 or more RVs each side): more than one star in the file, not used;
 //   - fewer than 3 rows left: the file is not used.
