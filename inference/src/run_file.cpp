@@ -161,4 +161,15 @@ RunRecord read_run(const std::string& path) {
   return run;
 }
 
+std::string read_run_config(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(hdf5_mutex());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  try {
+    Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path);
+    return h5::read_string_attribute(f, "config");
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 }  // namespace swarmfit

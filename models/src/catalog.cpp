@@ -989,6 +989,12 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     }
     FitSettings s = read_fit_settings(*configs[k]);
     s.resume = true;
+    // A run file left by a fit of another configuration (the catalog's rules or keys changed since):
+    // that fit cannot be continued, so the target starts again.
+    if (fs::exists(s.output) && read_run_config(s.output) != configs[k]->file.text) {
+      fs::remove(s.output);
+      say(t.name + ": its configuration changed since its run file was written: fitted again from the start");
+    }
     FitCallbacks fc;
     fc.should_stop = callbacks.should_stop;
     const auto started = std::chrono::steady_clock::now();

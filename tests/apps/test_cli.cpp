@@ -842,6 +842,25 @@ TEST_F(CatalogCli, TargetsFromACsvTable) {
                  "targets.csv:2: column 'star_mass': 'heavy' is not a mass > 0 (Msun)");
 }
 
+// A target whose run file was written for another configuration (the keys changed since) is
+// fitted again from the start, not refused; a target with its result is kept as it is.
+TEST_F(CatalogCli, ARunFileOfAnotherConfigurationIsStartedAgain) {
+  const std::string catalog = make_catalog();
+  const fs::path out = dir_ / "out";
+  ASSERT_EQ(run("catalog --no-report --config " + catalog + " --output " + out.string() + kShort).exit_code, 0);
+  fs::remove(out / "targets" / "Alpha" / "result.csv");  // as if stopped in its fit
+  // Another seed in the description: written into each target's configuration.
+  const std::string reseeded = write("reseeded.cfg", slurp(catalog) + "seed = 5\n");
+  const Result again =
+      run("catalog --no-report --config " + reseeded + " --output " + out.string() + kShort + " generations=310");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("Alpha: its configuration changed since its run file was written: fitted again"),
+            std::string::npos)
+      << again.out;
+  EXPECT_NE(again.out.find("1 fitted now, 2 kept from before, 0 failed"), std::string::npos) << again.out;
+  EXPECT_EQ(swarmfit::read_run((out / "targets" / "Alpha" / "run.h5").string()).state.generation, 310);
+}
+
 // Three targets fitted at once (--jobs 3, threads) give the summary of one after another.
 TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
   const std::string catalog = make_catalog();

@@ -38,5 +38,8 @@ struct RunRecord {
 void write_run(const std::string& path, const RunRecord& run, const std::function<void(hid_t file)>& extra = {});
 // Reads a file written by write_run; throws std::runtime_error naming what is missing.
 RunRecord read_run(const std::string& path);
+// The configuration text a run file was written with (its "config" attribute); "" when the file
+// cannot be read or has none. Cheap: the chain is not read.
+std::string read_run_config(const std::string& path);
 
 }  // namespace swarmfit
