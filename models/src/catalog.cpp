@@ -572,7 +572,14 @@ std::vector<CatalogTarget> read_folder(const std::string& folder, const std::str
 
 std::string format(double x) {
   char text[40];
-  std::snprintf(text, sizeof text, "%.17g", x);  // round-trips: JD times need 12+ digits
+  std::snprintf(text, sizeof text, "%.10g", x);
+  return text;
+}
+
+// For the cleaned data files: round-trips (a JD with its fraction needs 12 digits and more).
+std::string exact(double x) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", x);
   return text;
 }
 
@@ -929,7 +936,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       if (!f.usable) continue;
       const std::string name = "rv_" + f.label + ".txt";
       std::string text = "# " + f.path + " as swarmfit catalog read and checked it: JD, m/s, m/s\n";
-      for (const CatalogRow& r : f.rows) text += format(r.time) + " " + format(r.rv) + " " + format(r.error) + "\n";
+      for (const CatalogRow& r : f.rows) text += exact(r.time) + " " + exact(r.rv) + " " + exact(r.error) + "\n";
       write_text((dir / name).string(), text);
       data_files.push_back(name);
     }

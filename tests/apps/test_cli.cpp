@@ -861,6 +861,37 @@ TEST_F(CatalogCli, ARunFileOfAnotherConfigurationIsStartedAgain) {
   EXPECT_EQ(swarmfit::read_run((out / "targets" / "Alpha" / "run.h5").string()).state.generation, 310);
 }
 
+// A handful of real targets of ../shared/catalogs/exoplanet-archive-rv (skipped where it is absent),
+// with short settings: each planet's P and K within 3 sigma or 10% of the catalog's planet table.
+TEST_F(CatalogCli, ArchiveHandfulAgreesWithThePlanetTable) {
+  const fs::path folder = fs::path(SWARMFIT_SOURCE_DIR) / ".." / "shared" / "catalogs" / "exoplanet-archive-rv";
+  if (!fs::exists(folder / "planets.csv")) GTEST_SKIP() << "no ../shared/catalogs/exoplanet-archive-rv here";
+  const std::string description = write("archive.cfg", "folder = " + folder.string() + "\nplanets = planets.csv\n");
+  const fs::path out = dir_ / "out";
+  const Result r = run("catalog --no-report --config " + description + " --output " + out.string() +
+                       " --targets 11Com,14And,14Her,42Dra,BD+144559 --jobs 2 generations=1500 optimize=100 "
+                       "threads=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::istringstream lines(slurp(out / "summary.csv"));
+  std::string line;
+  std::getline(lines, line);
+  int planets = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    ASSERT_GE(f.size(), 17u) << line;
+    if (f[2].rfind("not fitted", 0) == 0) continue;  // (14 Her c: P longer than the data)
+    ++planets;
+    const double table_p = std::stod(f[9]), table_k = std::stod(f[10]);
+    const double p = std::stod(f[11]), sd_p = (std::stod(f[13]) - std::stod(f[12])) / 2;
+    const double k = std::stod(f[14]), sd_k = (std::stod(f[16]) - std::stod(f[15])) / 2;
+    EXPECT_LE(std::abs(p - table_p), std::max(3 * sd_p, 0.1 * table_p)) << line;
+    EXPECT_LE(std::abs(k - table_k), std::max(3 * sd_k, 0.1 * table_k)) << line;
+  }
+  EXPECT_EQ(planets, 5);
+}
+
 // Three targets fitted at once (--jobs 3, threads) give the summary of one after another.
 TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
   const std::string catalog = make_catalog();
