@@ -694,7 +694,6 @@ NB_MODULE(_core, m) {
         s.max_targets = max_targets;
         s.jobs = jobs;
         s.check_only = check;
-        if (jobs < 1 || jobs > 1024) throw InputError("jobs must be 1 to 1024");
         CatalogOutcome r;
         {
           nb::gil_scoped_release release;

@@ -20,13 +20,6 @@ namespace po = boost::program_options;
 
 namespace swarmfit::app {
 
-namespace {
-
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_catalog_signal(int signal) { g_signal = signal; }
-
-}  // namespace
-
 int catalog_command(int argc, char** argv) {
   po::options_description options("Options");
   CatalogSettings s;
@@ -57,7 +50,6 @@ int catalog_command(int argc, char** argv) {
   if (s.description.empty()) throw InputError("command line: --config FILE is required");
   if (s.output.empty()) throw InputError("command line: --output DIR is required");
   if (vm.count("max-targets") && s.max_targets <= 0) throw InputError("command line: --max-targets must be > 0");
-  if (s.jobs < 1 || s.jobs > 1024) throw InputError("command line: --jobs must be 1 to 1024");
   s.check_only = check;
   std::stringstream names(targets);
   for (std::string name; std::getline(names, name, ',');)
@@ -74,24 +66,24 @@ int catalog_command(int argc, char** argv) {
     who = "rank " + std::to_string(mpi.rank()) + ": ";
   }
 #endif
-  std::signal(SIGINT, on_catalog_signal);
-  std::signal(SIGTERM, on_catalog_signal);
+  catch_stop_signals();
   CatalogCallbacks callbacks;
   callbacks.message = [&who](const std::string& line) { std::cout << "  " << who << line << std::endl; };
-  callbacks.should_stop = [] { return g_signal != 0; };
+  callbacks.should_stop = [] { return stop_signal() != 0; };
   const CatalogOutcome r = run_catalog(s, callbacks);
 #ifdef SWARMFIT_WITH_MPI
   if (r.interrupted && mpi.active()) {
-    std::cout << "  " << who << "interrupted (signal " << g_signal << "): the same command continues\n" << std::flush;
-    mpi.abort(128 + g_signal);
+    std::cout << "  " << who << "interrupted (signal " << stop_signal() << "): the same command continues\n"
+              << std::flush;
+    mpi.abort(128 + stop_signal());
   }
 #endif
   if (!s.check_only)
     std::cout << "  " << who << r.fitted << " fitted now, " << r.reused << " kept from before, " << r.failed
               << " failed" << std::endl;
   if (r.interrupted) {
-    std::cout << "  interrupted (signal " << g_signal << "): the same command continues\n";
-    return 128 + g_signal;
+    std::cout << "  interrupted (signal " << stop_signal() << "): the same command continues\n";
+    return 128 + stop_signal();
   }
   if (!s.primary) return 0;  // rank 0 reports the whole catalog
   long skipped = 0;

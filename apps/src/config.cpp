@@ -1,5 +1,7 @@
 #include "config.hpp"
 
+#include <csignal>
+
 #include "errors.hpp"
 
 namespace po = boost::program_options;
@@ -37,5 +39,16 @@ void parse_command_line_with_file(int argc, char** argv, const po::options_descr
     throw InputError(std::string("command line: ") + e.what());
   }
 }
+
+namespace {
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int signal) { g_stop_signal = signal; }
+}  // namespace
+
+void catch_stop_signals() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+int stop_signal() { return g_stop_signal; }
 
 }  // namespace swarmfit::app

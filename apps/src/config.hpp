@@ -19,4 +19,9 @@ void parse_command_line(int argc, char** argv, const boost::program_options::opt
 void parse_command_line_with_file(int argc, char** argv, const boost::program_options::options_description& options,
                                   const char* positional, boost::program_options::variables_map& vm);
 
+// SIGINT and SIGTERM turned into a request to stop, for the long commands (fit, catalog): they
+// save their state and exit 128 + the signal. stop_signal() is the signal caught, 0 while none.
+void catch_stop_signals();
+int stop_signal();
+
 }  // namespace swarmfit::app

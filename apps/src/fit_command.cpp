@@ -22,9 +22,6 @@ namespace swarmfit::app {
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_signal(int signal) { g_signal = signal; }
-
 struct CommandLine {
   std::string config;
   bool resume = false, help = false;
@@ -93,14 +90,13 @@ int fit_command(int argc, char** argv) {
     s.sharing.gather = [&mpi](std::vector<double>& values, std::vector<int>& codes) { mpi.gather(values, codes); };
     if (mpi.rank() != 0) std::cout.setstate(std::ios::failbit);  // (quiet: rank 0 speaks for all)
   }
-  auto stop_requested = [&mpi] { return mpi.any(g_signal != 0); };
+  auto stop_requested = [&mpi] { return mpi.any(stop_signal() != 0); };
 #else
-  auto stop_requested = [] { return g_signal != 0; };
+  auto stop_requested = [] { return stop_signal() != 0; };
 #endif
   FitCallbacks callbacks;
   callbacks.started = [&](const FitStart& f) {
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    catch_stop_signals();
     std::cout << "swarmfit fit: " << f.free_parameters << " free parameters, " << f.walkers << " walkers x "
               << f.temperatures << " temperature(s), " << f.rv_points << " RVs, " << f.transit_times
               << " transit times, integrator " << f.integrator << " step " << f.time_step << " d, backend " << f.backend
@@ -115,14 +111,14 @@ int fit_command(int argc, char** argv) {
   callbacks.should_stop = stop_requested;
   const FitResult r = run_fit(c, s, callbacks);
   if (r.interrupted && !r.state_saved) {
-    std::cout << "  interrupted (signal " << g_signal << ") in the start phase; nothing written: the same command "
+    std::cout << "  interrupted (signal " << stop_signal() << ") in the start phase; nothing written: the same command "
               << "starts again from the beginning\n";
-    return 128 + g_signal;
+    return 128 + stop_signal();
   }
   if (r.interrupted) {
-    std::cout << "  interrupted (signal " << g_signal << ") at generation " << r.generation << "; state saved in "
+    std::cout << "  interrupted (signal " << stop_signal() << ") at generation " << r.generation << "; state saved in "
               << s.output << ": continue with --resume\n";
-    return 128 + g_signal;
+    return 128 + stop_signal();
   }
 
   std::cout << "  " << r.generation << " generations in " << format_duration(r.timing.total) << ", acceptance "

@@ -890,6 +890,7 @@ std::string catalog_target_config(const CatalogTarget& t, const std::vector<std:
 }
 
 CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbacks& callbacks) {
+  if (settings.jobs < 1 || settings.jobs > 1024) throw InputError("jobs (--jobs) must be 1 to 1024");
   if (settings.jobs > 1) cuda_wait_blocking();  // before any CUDA work: the fits' threads share the card
   CatalogOutcome outcome;
   outcome.targets = read_catalog(settings);

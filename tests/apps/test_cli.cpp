@@ -810,7 +810,7 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
 TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
   const std::string catalog = make_catalog();
   expect_refused(run("catalog --jobs 0 --config " + catalog + " --output " + (dir_ / "x").string()),
-                 "--jobs must be 1 to 1024");
+                 "jobs (--jobs) must be 1 to 1024");
   expect_refused(run("catalog --config " + catalog + " --output " + (dir_ / "x").string() + " walkrs=30"),
                  "command line: unknown key 'walkrs' (did you mean 'walkers'?)");
   expect_refused(run("catalog --config " + write("bad.cfg", "folder = nowhere\nplanets = p.csv\n") + " --output " +

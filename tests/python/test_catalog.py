@@ -69,5 +69,5 @@ def test_catalog_gives_the_command_summary_and_the_planet(description, tmp_path,
 def test_bad_catalog_input_raises_the_command_line(description, tmp_path):
     with pytest.raises(swarmfit.InputError, match="unknown key 'walkrs'"):
         swarmfit.catalog(description, tmp_path / "x", walkrs=30)
-    with pytest.raises(swarmfit.InputError, match="jobs must be 1 to 1024"):
+    with pytest.raises(swarmfit.InputError, match=r"jobs \(--jobs\) must be 1 to 1024"):
         swarmfit.catalog(description, tmp_path / "x", jobs=0)

@@ -87,7 +87,6 @@ struct StabilityConstraint {
   static StabilityOptions fit_options() {
     StabilityOptions o;
     o.horizon_orbits = 1e3;
-    o.progress_calls = 1;
     return o;
   }
 };
