@@ -240,6 +240,40 @@ TEST(Optimizer, ScreenedConstraintGivesTheSameOptimum) {
   EXPECT_LT(screened, evaluated / 2);
 }
 
+// A guess on the bounds of its priors (an optimum the data push against the prior's edges, as
+// CoRoT-3's in the archive catalog): scattered walkers are reflected into the support, so all of
+// them start on the first round; redrawn instead, each draw would be inside with probability 2^-12
+// and 100 rounds would leave nearly every walker outside.
+TEST(InitialWalkers, ScatterAroundAGuessOnThePriorBoundsStaysInside) {
+  std::vector<std::string> names;
+  std::vector<Prior> priors;
+  for (int p = 0; p < 12; ++p) {
+    names.push_back("p" + std::to_string(p));
+    priors.push_back(parse_prior(p % 2 ? "uniform(0, 1)" : "log_uniform(0.01, 100)"));
+  }
+  std::vector<double> values(12);
+  Eigen::VectorXd guess(12);
+  for (int p = 0; p < 12; ++p) guess(p) = values[p] = p % 2 ? 1.0 : 0.01;  // upper and lower bounds
+  const ParameterSpace space(names, priors, values);
+  long calls = 0;
+  const BatchedLogDensity posterior = [&](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll,
+                                          std::vector<int>& status) {
+    ++calls;
+    lp.resize(x.cols());
+    ll = Eigen::VectorXd::Zero(x.cols());
+    status.assign(x.cols(), 0);
+    for (long k = 0; k < x.cols(); ++k) lp(k) = space.log_prior(x.col(k).data());
+  };
+  const Eigen::MatrixXd x = initial_walkers(space, guess, 32, false, 0.01, 3, 2, posterior);
+  EXPECT_EQ(calls, 1);
+  for (long k = 0; k < x.cols(); ++k)
+    for (int p = 0; p < 12; ++p) {
+      EXPECT_GE(x(p, k), priors[p].lower) << p;
+      EXPECT_LE(x(p, k), priors[p].upper) << p;
+      EXPECT_NEAR(x(p, k), guess(p), 0.05 * priors[p].standard_deviation() + 1e-12) << p;
+    }
+}
+
 // A box-shaped posterior (-inf outside [0, 1] in the first parameter): walkers drawn around a guess
 // at its edge are redrawn until inside; where nothing is finite the walkers' last status codes come
 // back with the error.

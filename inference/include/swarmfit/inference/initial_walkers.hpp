@@ -22,7 +22,8 @@ struct NoFiniteStart : std::runtime_error {
 };
 
 // `columns` walkers in the free parameters of `space`: guess + scatter * (prior standard deviation)
-// * N(0, 1) per parameter, or (from_prior) prior draws; those with a posterior of -inf are redrawn,
+// * N(0, 1) per parameter (reflected at a bound of the prior's support it crosses), or
+// (from_prior) prior draws; those with a posterior of -inf are redrawn,
 // at most 100 rounds. Random numbers from the RandomPurpose::kInitial streams of `seed`, generation
 // stream * 1000 + round. With `fallback`, the walkers still at -inf after those rounds are drawn
 // again (rounds 100-199) on fallback instead (for a population that may hold members the
