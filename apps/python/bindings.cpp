@@ -685,7 +685,7 @@ NB_MODULE(_core, m) {
   m.def(
       "catalog",
       [](const std::string& description, const std::string& output, const std::vector<std::string>& overrides,
-         const std::vector<std::string>& only, long max_targets, int jobs, bool check) {
+         const std::vector<std::string>& only, long max_targets, int jobs, const std::string& pack, bool check) {
         CatalogSettings s;
         s.description = description;
         s.output = output;
@@ -693,6 +693,7 @@ NB_MODULE(_core, m) {
         s.only = only;
         s.max_targets = max_targets;
         s.jobs = jobs;
+        s.pack = pack;
         s.check_only = check;
         CatalogOutcome r;
         {
@@ -710,9 +711,11 @@ NB_MODULE(_core, m) {
         d["fitted"] = r.fitted;
         d["kept"] = r.reused;
         d["failed"] = r.failed;
+        d["packed_rounds"] = r.packing.rounds;
+        d["packed_batches"] = r.packing.batches;
         d["summary"] = check ? std::string() : output + "/summary.csv";
         d["report"] = output + "/report.txt";
         return d;
       },
-      "description"_a, "output"_a, "overrides"_a, "only"_a, "max_targets"_a, "jobs"_a, "check"_a);
+      "description"_a, "output"_a, "overrides"_a, "only"_a, "max_targets"_a, "jobs"_a, "pack"_a, "check"_a);
 }

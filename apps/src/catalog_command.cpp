@@ -35,12 +35,16 @@ int catalog_command(int argc, char** argv) {
       "max-targets", po::value<long>(&s.max_targets), "only the first N targets")(
       "jobs", po::value<int>(&s.jobs),
       "targets fitted at once (threads; each fit keeps its own `threads`): on a GPU their launches share the card")(
-      "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit")(
+      "pack", po::value<std::string>(&s.pack),
+      "auto, on or off: the batches of the targets fitted at once share launches (auto: with --jobs > 1 on "
+      "backend=cuda)")("check", po::bool_switch(&check),
+                       "read and check every target, write the report and configurations; no fit")(
       "no-report", po::bool_switch(&no_report), "no browser report (OUTPUT/report/index.html) at the end");
   po::variables_map vm;
   parse_command_line(argc, argv, options, &s.overrides, vm);
   if (vm.count("help")) {
-    std::cout << "usage: swarmfit catalog --config FILE --output DIR [--targets A,B] [--max-targets N] [--check] "
+    std::cout << "usage: swarmfit catalog --config FILE --output DIR [--targets A,B] [--max-targets N] [--jobs N] "
+                 "[--pack auto|on|off] [--check] "
                  "[key=value ...]\n"
               << options
               << "\nThe key=value overrides apply to every target (fit and model keys, as `swarmfit "

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -278,6 +279,97 @@ void drop_shared_rows(CatalogFile& f, std::set<std::pair<long long, long long>>&
   }
 }
 
+// Finishes a star's files: two files holding the same spectra under time stamps shifted by a
+// constant (the archive has Keck files whose times are another file's less exactly 1000 d:
+// HD4203, HD49674, HD68988, HD83443). For each pair, the most common difference of their times
+// (within 2e-3 d) of at least 1 d: when it matches at least 5 rows and 60% of the smaller file,
+// the smaller file (the later one on a tie) is not used, as its time stamps cannot both be right.
+void drop_shifted_copies(std::vector<CatalogFile>& files) {
+  for (std::size_t i = 0; i < files.size(); ++i)
+    for (std::size_t j = i + 1; j < files.size(); ++j) {
+      CatalogFile &a = files[i], &b = files[j];
+      if (!a.usable || !b.usable || a.rows.empty() || b.rows.empty()) continue;
+      std::vector<double> shifts;  // a's times less b's
+      shifts.reserve(a.rows.size() * b.rows.size());
+      for (const CatalogRow& x : a.rows)
+        for (const CatalogRow& y : b.rows) shifts.push_back(x.time - y.time);
+      std::sort(shifts.begin(), shifts.end());
+      std::size_t best = 0, at = 0;
+      for (std::size_t lo = 0, hi = 0; lo < shifts.size(); ++lo) {
+        while (hi < shifts.size() && shifts[hi] <= shifts[lo] + 2e-3) ++hi;
+        const double centre = 0.5 * (shifts[lo] + shifts[hi - 1]);
+        if (hi - lo > best && std::abs(centre) >= 1.0) {
+          best = hi - lo;
+          at = lo;
+        }
+      }
+      const std::size_t smaller = std::min(a.rows.size(), b.rows.size());
+      if (best < 5 || best < 0.6 * smaller) continue;
+      const double shift = shifts[at];  // a = b + shift
+      CatalogFile& dropped = b.rows.size() <= a.rows.size() ? b : a;
+      const CatalogFile& kept = &dropped == &b ? a : b;
+      const double moved = &dropped == &b ? -shift : shift;  // dropped = kept + moved
+      char text[300];
+      std::snprintf(text, sizeof text,
+                    "%zu of its %zu times are those of %s %s %.3f d (the same spectra with shifted time stamps): "
+                    "not used",
+                    std::min(best, dropped.rows.size()), dropped.rows.size(),
+                    fs::path(kept.path).filename().string().c_str(), moved < 0 ? "less" : "plus", std::abs(moved));
+      dropped.findings.push_back(text);
+      dropped.usable = false;
+    }
+}
+
+// The token of a catalog file's instrument in its name (GJ436_2_KECK.vels: KECK).
+std::string file_token(const std::string& path) {
+  const std::string stem = fs::path(path).stem().string();
+  const std::size_t first = stem.find('_');
+  const std::size_t second = first == std::string::npos ? first : stem.find('_', first + 1);
+  return second == std::string::npos ? std::string() : stem.substr(second + 1);
+}
+
+// Finishes a star's files: rows of a later file at the times (within 2e-3 d) of an earlier file's
+// rows of the same instrument, but with other RVs: the same spectra reduced again (GJ 436's two
+// Keck files share 53 epochs; CoRoT-2's, HAT-P-1's and HD 3651's files likewise). Counting them
+// twice would double their weight; with 3 or more such rows the later file's are dropped. (Files
+// of different instruments may observe at the same time: HD 17156's HJS and HET.)
+void drop_reduced_twice(std::vector<CatalogFile>& files) {
+  for (std::size_t j = 1; j < files.size(); ++j) {
+    CatalogFile& f = files[j];
+    if (!f.usable) continue;
+    const std::string token = file_token(f.path);
+    std::vector<int> again;
+    std::vector<CatalogRow> kept;
+    std::string earlier;
+    for (const CatalogRow& r : f.rows) {
+      bool seen = false;
+      for (std::size_t i = 0; i < j && !seen; ++i) {
+        const CatalogFile& e = files[i];
+        if (!e.usable || token.empty() || file_token(e.path) != token) continue;
+        for (const CatalogRow& q : e.rows)
+          if (std::abs(q.time - r.time) <= 2e-3) {
+            seen = true;
+            if (earlier.empty()) earlier = fs::path(e.path).filename().string();
+            break;
+          }
+      }
+      if (seen)
+        again.push_back(r.line);
+      else
+        kept.push_back(r);
+    }
+    if (again.size() < 3) continue;
+    f.findings.push_back(std::to_string(again.size()) + " rows (" + lines_of(again) +
+                         ") at the times (within 2e-3 d) of rows of " + earlier +
+                         ", the same instrument: the same spectra reduced twice, dropped");
+    f.rows = kept;
+    if (f.rows.size() < 3) {
+      f.usable = false;
+      f.findings.push_back(std::to_string(f.rows.size()) + " rows left: not used");
+    }
+  }
+}
+
 struct SysFile {
   std::string name, star;
   double mass = 0;
@@ -526,6 +618,8 @@ std::vector<CatalogTarget> read_folder(const std::string& folder, const std::str
       if (f.usable) drop_shared_rows(f, star_rows);
       t.files.push_back(std::move(f));
     }
+    drop_shifted_copies(t.files);
+    drop_reduced_twice(t.files);
     // Labels are unique within the target.
     std::set<std::string> labels;
     for (CatalogFile& f : t.files) {
@@ -891,6 +985,8 @@ std::string catalog_target_config(const CatalogTarget& t, const std::vector<std:
 
 CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbacks& callbacks) {
   if (settings.jobs < 1 || settings.jobs > 1024) throw InputError("jobs (--jobs) must be 1 to 1024");
+  if (settings.pack != "auto" && settings.pack != "on" && settings.pack != "off")
+    throw InputError("pack (--pack) must be auto, on or off, not '" + settings.pack + "'");
   if (settings.jobs > 1) cuda_wait_blocking();  // before any CUDA work: the fits' threads share the card
   CatalogOutcome outcome;
   outcome.targets = read_catalog(settings);
@@ -975,6 +1071,20 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       t.skip = std::string("its configuration is refused: ") + e.what();
     }
   }
+  // Packing: a packer per backend, shared by the targets' likelihood problems; each fit holds a
+  // seat while it runs (below), so that a round of launches waits for every running fit's batch.
+  std::map<std::string, std::shared_ptr<LaunchPacker>> packers;
+  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+    if (!configs[k] || !outcome.targets[k].skip.empty()) continue;
+    LikelihoodSettings& l = configs[k]->likelihood;
+    const bool packable = l.backend == "cpu" || !l.reproducible;
+    const bool wanted = settings.pack == "on" || (settings.pack == "auto" && settings.jobs > 1 && l.backend == "cuda");
+    if (!packable || !wanted) continue;
+    std::shared_ptr<LaunchPacker>& packer = packers[l.backend];
+    // On the GPU a round's launches run at once, each on its stream: fast targets need not wait for slow ones.
+    if (!packer) packer = std::make_shared<LaunchPacker>(0.05, l.backend == "cuda");
+    l.packer = packer;
+  }
   if (settings.primary) write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
   if (settings.check_only) {
     for (const CatalogTarget& t : outcome.targets) outcome.skipped += !t.skip.empty();
@@ -1009,6 +1119,8 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     std::string status;
     FitResult r;
     try {
+      std::optional<LaunchPacker::Seat> seat;
+      if (configs[k]->likelihood.packer) seat.emplace(*configs[k]->likelihood.packer);
       r = run_fit(*configs[k], s, fc);
       status = r.converged ? "converged" : "not converged";
     } catch (const std::exception& e) {
@@ -1093,6 +1205,23 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   for (int j = 1; j < settings.jobs; ++j) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
+  for (const auto& [backend, packer] : packers) {
+    const PackingStats p = packer->stats();
+    outcome.packing.launches += p.launches;
+    outcome.packing.rounds += p.rounds;
+    outcome.packing.batches += p.batches;
+    outcome.packing.systems += p.systems;
+    outcome.packing.seconds += p.seconds;
+  }
+  if (outcome.packing.rounds > 0) {
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "packing: %ld batches of the targets in %ld rounds (%.1f batches a round), %ld launches, %.1f s",
+                  outcome.packing.batches, outcome.packing.rounds,
+                  double(outcome.packing.batches) / outcome.packing.rounds, outcome.packing.launches,
+                  outcome.packing.seconds);
+    say(line);
+  }
   if (outcome.interrupted) return outcome;  // (under MPI the launcher stops the other ranks)
   if (settings.barrier) settings.barrier();
   {  // the summary in the catalog's order, from every target's files, whoever fitted it

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "swarmfit/integrators/registry.hpp"
+#include "swarmfit/models/likelihood_packing.hpp"
 #include "swarmfit/models/units.hpp"
 #include "swarmfit/observations/input_error.hpp"
 
@@ -184,30 +185,55 @@ void LikelihoodProblem::build_ensemble(const double* params, long n, Ensemble& e
   set_up_systems(model_, params, n, ensemble, invalid, settings_.threads);
 }
 
-void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,
-                                 DeviceTiming* timing) const {
-  if (n <= 0) return;
+RvCentres LikelihoodProblem::rv_centres() const {
+  RvCentres centres;
+  for (int j = 0; j < tables_.num_instruments; ++j) centres.value[j] = rv_centre_[j];
+  return centres;
+}
+
+void LikelihoodProblem::offsets_and_jitters(const double* params, long n, std::vector<double>& offsets,
+                                            std::vector<double>& jitters) const {
   const int np = model_.num_parameters();
   const int ni = tables_.num_instruments;
-  if (settings_.backend == "cuda" && !curves && !settings_.reproducible) {
-    // The GPU path: only the parameters go to the device, which sets the systems up itself
-    // (system_setup.hpp), slice by slice while the host uploads the next slice.
-    if (!pipeline_) pipeline_ = std::make_shared<LikelihoodPipeline>();
-    RvCentres centres;
-    for (int j = 0; j < ni; ++j) centres.value[j] = rv_centre_[j];
-    std::vector<double> lnl(n, -HUGE_VAL);
-    const DeviceTiming device = pipeline_->run(n, model_.shape(), centres, params, request(duration_), tables_, status,
-                                               lnl.data(), settings_.cuda_slices);
-    if (timing) *timing = device;
-    for (long s = 0; s < n; ++s) log_likelihood[s] = status[s] == kStatusOk ? lnl[s] : -HUGE_VAL;
-    return;
-  }
-  std::vector<double> offsets(static_cast<std::size_t>(n) * ni), jitters(static_cast<std::size_t>(n) * ni);
+  offsets.resize(static_cast<std::size_t>(n) * ni);
+  jitters.resize(static_cast<std::size_t>(n) * ni);
   for (long s = 0; s < n; ++s)
     for (int j = 0; j < ni; ++j) {
       offsets[s * ni + j] = params[s * np + model_.offset_parameter(j)] - rv_centre_[j];
       jitters[s * ni + j] = params[s * np + model_.jitter_parameter(j)];
     }
+}
+
+bool LikelihoodProblem::packed(const ModelCurves* curves) const {
+  // A reproducible CUDA run sets its systems up on the host and uses the strict kernels: not packed.
+  return settings_.packer && !curves && (settings_.backend == "cpu" || !settings_.reproducible);
+}
+
+void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,
+                                 DeviceTiming* timing) const {
+  if (n <= 0) return;
+  if (packed(curves)) {
+    settings_.packer->evaluate(*this, params, n, log_likelihood, status, timing);
+    return;
+  }
+  evaluate_here(params, n, log_likelihood, status, curves, timing);
+}
+
+void LikelihoodProblem::evaluate_here(const double* params, long n, double* log_likelihood, int* status,
+                                      ModelCurves* curves, DeviceTiming* timing) const {
+  if (settings_.backend == "cuda" && !curves && !settings_.reproducible) {
+    // The GPU path: only the parameters go to the device, which sets the systems up itself
+    // (system_setup.hpp), slice by slice while the host uploads the next slice.
+    if (!pipeline_) pipeline_ = std::make_shared<LikelihoodPipeline>();
+    std::vector<double> lnl(n, -HUGE_VAL);
+    const DeviceTiming device = pipeline_->run(n, model_.shape(), rv_centres(), params, request(duration_), tables_,
+                                               status, lnl.data(), settings_.cuda_slices);
+    if (timing) *timing = device;
+    for (long s = 0; s < n; ++s) log_likelihood[s] = status[s] == kStatusOk ? lnl[s] : -HUGE_VAL;
+    return;
+  }
+  std::vector<double> offsets, jitters;
+  offsets_and_jitters(params, n, offsets, jitters);
   ObservationTables tables = tables_;
   tables.offsets = offsets.data();
   tables.jitters = jitters.data();

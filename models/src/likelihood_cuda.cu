@@ -1,9 +1,13 @@
 // The likelihood's integrations on the GPU, host side: the tables to the device, the engine's
 // launch and pipeline (integrators/backend.hpp), ln L and the model curves back.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
 #include "swarmfit/integrators/cuda_memory.hpp"
+#include "swarmfit/integrators/schemes.hpp"
 #include "swarmfit/models/likelihood_kernels.hpp"
 
 namespace swarmfit {
@@ -98,6 +102,235 @@ DeviceTiming LikelihoodPipeline::run(long num_systems, const ModelShape& shape, 
   };
   return m.batches.run(num_systems, shape.num_planets + 1, shape.num_parameters(), params, request, setup, launch,
                        status, log_likelihood, slices);
+}
+
+namespace {
+
+// A device buffer on one stream: grown (by half as much again as asked) with the stream-ordered
+// allocator, whose cudaMallocAsync and cudaFreeAsync do not synchronise the device (cudaMalloc and
+// cudaFree wait for every kernel in flight: a growing buffer would hold every launch up until the
+// slowest target's kernel ends).
+struct StreamBuffer {
+  cudaStream_t stream = nullptr;
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  template <class V>
+  V* get(std::size_t count) {
+    const std::size_t need = std::max<std::size_t>(count, 1) * sizeof(V);
+    if (need > bytes) {
+      if (ptr) SWARMFIT_CUDA_CHECK(cudaFreeAsync(ptr, stream));
+      bytes = need + need / 2;
+      SWARMFIT_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+    }
+    return static_cast<V*>(ptr);
+  }
+};
+
+// A packed launch's device buffers and stream, kept from one launch to the next. Launches run
+// concurrently, each with a set of its own (a launch with a slow target need not hold the others).
+struct PackedBuffers {
+  PackedBuffers() {
+    SWARMFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (StreamBuffer* b : {&params, &rows, &instruments, &offsets, &jitters, &log_likelihood, &bodies, &clocks,
+                            &tables, &runs, &first_slot, &target_of_chunk})
+      b->stream = stream;
+  }
+  cudaStream_t stream = nullptr;
+  StreamBuffer params, rows, instruments, offsets, jitters, log_likelihood, bodies, clocks, tables, runs, first_slot,
+      target_of_chunk;
+  // Pinned, so that the results come back by DMA after the stream is done: a copy into pageable
+  // memory waits for its stream inside the driver, where it held up the other threads' launches.
+  GrowBuffer host_clocks{true}, host_log_likelihood{true};
+};
+
+// The pool: a free set is taken for a round and given back after it.
+class PackedPool {
+ public:
+  PackedPool() {
+    // The stream-ordered allocator keeps what it frees for the next allocation (by default it
+    // hands memory back to the driver at every synchronisation).
+    int device = 0;
+    cudaMemPool_t pool;
+    SWARMFIT_CUDA_CHECK(cudaGetDevice(&device));
+    SWARMFIT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    std::uint64_t keep = ~std::uint64_t(0);
+    SWARMFIT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  std::unique_ptr<PackedBuffers> take() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return std::make_unique<PackedBuffers>();
+    std::unique_ptr<PackedBuffers> b = std::move(free_.back());
+    free_.pop_back();
+    return b;
+  }
+  void give(std::unique_ptr<PackedBuffers> b) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PackedBuffers>> free_;
+};
+PackedPool& packed_pool() {
+  static PackedPool* pool = new PackedPool;  // never destroyed: no CUDA calls after the runtime's exit
+  return *pool;
+}
+
+// A synchronous-looking upload on the round's stream (pinned staging, async copy, stream order).
+template <class V>
+const V* upload_on(StreamBuffer& device, const std::vector<V>& host, cudaStream_t stream) {
+  if (host.empty()) return nullptr;
+  V* d = device.get<V>(host.size());
+  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(d, host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice, stream));
+  return d;
+}
+
+}  // namespace
+
+DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int nb, const RunRequest& request) {
+  if (!cuda_available()) throw std::runtime_error("backend=cuda: no CUDA device is available");
+  check_bodies(nb);
+  if (targets.empty()) return DeviceTiming{};
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<PackedBuffers> buffers = packed_pool().take();
+  PackedBuffers& m = *buffers;
+  const cudaStream_t stream = m.stream;
+  const std::size_t count = targets.size();
+  // The layout: each target from a chunk boundary; per chunk its target.
+  std::vector<long> first_slot(count);
+  std::vector<int> target_of_chunk;
+  std::size_t num_params = 0, num_rows = 0, num_instrument_rows = 0, num_per_instrument = 0;
+  for (std::size_t t = 0; t < count; ++t) {
+    const PackedTarget& g = targets[t];
+    if (g.shape.num_planets + 1 != nb) throw std::invalid_argument("integrate_packed_cuda: mixed body counts");
+    first_slot[t] = static_cast<long>(target_of_chunk.size()) * kChunk;
+    target_of_chunk.insert(target_of_chunk.end(), (g.num_systems + kChunk - 1) / kChunk, static_cast<int>(t));
+    num_params += static_cast<std::size_t>(g.num_systems) * g.shape.num_parameters();
+    num_rows += 3 * static_cast<std::size_t>(g.tables.num_rv) + 3 * static_cast<std::size_t>(g.tables.num_transits);
+    num_instrument_rows += g.tables.num_rv;
+    num_per_instrument += static_cast<std::size_t>(g.num_systems) * g.tables.num_instruments;
+  }
+  const long chunks = static_cast<long>(target_of_chunk.size()), slots = chunks * kChunk;
+  // Staging on the host: every target's parameters and rows in one array each, uploaded once.
+  std::vector<double> params(num_params), rows(num_rows);
+  std::vector<int> instruments(num_instrument_rows);
+  std::vector<ObservationTables> tables(count);
+  std::vector<SystemRun> runs(count);
+  double* d_params = m.params.get<double>(std::max<std::size_t>(num_params, 1));
+  double* d_rows = m.rows.get<double>(std::max<std::size_t>(num_rows, 1));
+  int* d_instruments = m.instruments.get<int>(std::max<std::size_t>(num_instrument_rows, 1));
+  double* d_offsets = m.offsets.get<double>(std::max<std::size_t>(num_per_instrument, 1));
+  double* d_jitters = m.jitters.get<double>(std::max<std::size_t>(num_per_instrument, 1));
+  double* d_lnl = m.log_likelihood.get<double>(slots);
+  std::vector<std::size_t> param_at(count), per_instrument_at(count);
+  {
+    std::size_t p = 0, r = 0, i = 0, q = 0;
+    for (std::size_t t = 0; t < count; ++t) {
+      const PackedTarget& g = targets[t];
+      const ObservationTables& h = g.tables;
+      const std::size_t np = static_cast<std::size_t>(g.num_systems) * g.shape.num_parameters();
+      std::copy(g.params, g.params + np, params.begin() + p);
+      param_at[t] = p;
+      p += np;
+      ObservationTables d = h;
+      auto put = [&](const double* host, int n) -> const double* {
+        if (n == 0) return nullptr;
+        std::copy(host, host + n, rows.begin() + r);
+        const double* at = d_rows + r;
+        r += n;
+        return at;
+      };
+      d.rv_time = put(h.rv_time, h.num_rv);
+      d.rv_value = put(h.rv_value, h.num_rv);
+      d.rv_error = put(h.rv_error, h.num_rv);
+      d.transit_time = put(h.transit_time, h.num_transits);
+      d.transit_error = put(h.transit_error, h.num_transits);
+      d.transit_epoch = put(h.transit_epoch, h.num_transits);
+      if (h.num_rv > 0) std::copy(h.rv_instrument, h.rv_instrument + h.num_rv, instruments.begin() + i);
+      d.rv_instrument = h.num_rv > 0 ? d_instruments + i : nullptr;
+      i += h.num_rv;
+      const int ni = h.num_instruments;
+      per_instrument_at[t] = q;
+      d.offsets = ni > 0 ? d_offsets + q : nullptr;
+      d.jitters = ni > 0 ? d_jitters + q : nullptr;
+      q += static_cast<std::size_t>(g.num_systems) * ni;
+      d.log_likelihood = d_lnl + first_slot[t];
+      d.rv_model = d.transit_model = nullptr;
+      tables[t] = d;
+      runs[t] = g.run;
+    }
+  }
+  double* d_bodies = m.bodies.get<double>(static_cast<std::size_t>(chunks) * kBodyFields * nb * kChunk);
+  double* d_clocks = m.clocks.get<double>(static_cast<std::size_t>(chunks) * kClockFields * kChunk);
+  // Pageable host vectors: cudaMemcpyAsync stages them before it returns, so they may go after.
+  SWARMFIT_CUDA_CHECK(
+      cudaMemcpyAsync(d_params, params.data(), num_params * sizeof(double), cudaMemcpyHostToDevice, stream));
+  if (num_rows)
+    SWARMFIT_CUDA_CHECK(
+        cudaMemcpyAsync(d_rows, rows.data(), num_rows * sizeof(double), cudaMemcpyHostToDevice, stream));
+  if (num_instrument_rows)
+    SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(d_instruments, instruments.data(), num_instrument_rows * sizeof(int),
+                                        cudaMemcpyHostToDevice, stream));
+  PackedTables packed;
+  packed.tables = upload_on(m.tables, tables, stream);
+  packed.runs = upload_on(m.runs, runs, stream);
+  packed.first_slot = upload_on(m.first_slot, first_slot, stream);
+  packed.target_of_chunk = upload_on(m.target_of_chunk, target_of_chunk, stream);
+  // Each target's systems set up on the device from its parameters, in its own chunks (the set-up
+  // kernel a lone problem's batch runs: the same initial conditions, offsets and jitters).
+  for (std::size_t t = 0; t < count; ++t) {
+    const PackedTarget& g = targets[t];
+    const long chunk = first_slot[t] / kChunk;
+    EnsembleView view{d_bodies + body_offset(chunk, 0, 0, 0, nb), d_clocks + clock_offset(chunk, 0, 0),
+                      (g.num_systems + kChunk - 1) / kChunk, nb};
+    const int ni = g.tables.num_instruments;
+    launch_system_setup(g.shape, g.centres, d_params + param_at[t], g.num_systems, view,
+                        ni > 0 ? d_offsets + per_instrument_at[t] : nullptr,
+                        ni > 0 ? d_jitters + per_instrument_at[t] : nullptr, stream);
+  }
+  RunRequest r = request;
+  r.cuda_stream = stream;
+  r.step.adaptive = request.integrator->adaptive;
+  const EnsembleView all{d_bodies, d_clocks, chunks, nb};
+  cudaEvent_t events[2];
+  for (cudaEvent_t& e : events) SWARMFIT_CUDA_CHECK(cudaEventCreate(&e));
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(events[0], stream));
+  switch (request.integrator->scheme) {
+#define SWARMFIT_PACKED_CASE(Type) \
+  case SchemeId::k##Type: fast_kernels::launch_scheme<Type, PackedLikelihoodObservation>(all, r, packed); break;
+    SWARMFIT_SCHEMES(SWARMFIT_PACKED_CASE)
+#undef SWARMFIT_PACKED_CASE
+  }
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(events[1], stream));
+  // Pinned buffers grown by half again as needed: cudaFreeHost synchronises the device.
+  const std::size_t clock_values = static_cast<std::size_t>(chunks) * kClockFields * kChunk;
+  if (m.host_clocks.bytes < clock_values * sizeof(double)) m.host_clocks.get<double>(clock_values + clock_values / 2);
+  if (m.host_log_likelihood.bytes < slots * sizeof(double)) m.host_log_likelihood.get<double>(slots + slots / 2);
+  double* host_clocks = static_cast<double*>(m.host_clocks.ptr);
+  double* host_lnl = static_cast<double*>(m.host_log_likelihood.ptr);
+  SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(stream));  // the kernel done before any copy is queued
+  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(host_clocks, d_clocks,
+                                      static_cast<std::size_t>(chunks) * kClockFields * kChunk * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream));
+  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(host_lnl, d_lnl, slots * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  float kernel_ms = 0;
+  SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&kernel_ms, events[0], events[1]));
+  for (cudaEvent_t& e : events) SWARMFIT_CUDA_CHECK(cudaEventDestroy(e));
+  for (std::size_t t = 0; t < count; ++t) {
+    const PackedTarget& g = targets[t];
+    for (long s = 0; s < g.num_systems; ++s) {
+      const long slot = first_slot[t] + s;
+      g.status[s] = static_cast<int>(host_clocks[clock_offset(slot / kChunk, kClockStatus, slot % kChunk)]);
+      g.log_likelihood[s] = host_lnl[slot];
+    }
+  }
+  packed_pool().give(std::move(buffers));
+  DeviceTiming timing;
+  timing.kernel_ms = kernel_ms;
+  timing.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return timing;
 }
 
 }  // namespace swarmfit

@@ -11,6 +11,9 @@ void setup_systems_cuda(const ModelShape&, const double*, long, Ensemble&) { thr
 DeviceTiming integrate_likelihood_cuda(Ensemble&, const RunRequest&, const ObservationTables&) {
   throw_no_cuda_backend();
 }
+DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>&, int, const RunRequest&) {
+  throw_no_cuda_backend();
+}
 struct LikelihoodPipeline::Impl {};
 LikelihoodPipeline::LikelihoodPipeline() = default;
 LikelihoodPipeline::~LikelihoodPipeline() = default;

@@ -6,6 +6,10 @@ void integrate_likelihood_cpu(Ensemble& ensemble, const RunRequest& request, con
   integrate_cpu_observed<LikelihoodObservation>(ensemble, request, tables);
 }
 
+void integrate_packed_cpu(Ensemble& ensemble, const RunRequest& request, const PackedTables& tables) {
+  integrate_cpu_observed<PackedLikelihoodObservation>(ensemble, request, tables);
+}
+
 DeviceTiming integrate_likelihood(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
                                   const std::string& backend) {
   if (backend == "cuda") return integrate_likelihood_cuda(ensemble, request, tables);

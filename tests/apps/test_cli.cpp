@@ -616,7 +616,7 @@ class CatalogCli : public FitCli {
       return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v);
     };
     auto signal = [](double t) { return 50.0 * std::sin(2 * M_PI * (t - 2455001.3) / 5.0); };
-    std::ostringstream keck, harps, again;
+    std::ostringstream keck, harps, again, shifted, reduced;
     keck << "# instrument = HIRES\n# value_units = M/S\n";
     harps << "# instrument = HARPS\n# value_units = KM/S\n";
     again << "# instrument = HIRES\n# value_units = M/S\n";
@@ -626,6 +626,14 @@ class CatalogCli : public FitCli {
       const double v = signal(t) + 3 * normal();
       std::snprintf(row, sizeof row, "%.5f %.3f 3.0\n", t, v);
       keck << row;
+      if (k >= 20 && k < 24) {  // spectra 20-23 reduced again: times 40 s later, other RVs
+        std::snprintf(row, sizeof row, "%.5f %.3f 3.2\n", t + 0.0005, v - 2.0);
+        reduced << row;
+      }
+      if (k < 8) {  // an older reduction of the first 8 spectra, time-stamped 1000 d early
+        std::snprintf(row, sizeof row, "%.4f %.3f 3.5\n", t - 1000.0, v + 1.5);
+        shifted << row;
+      }
       if (k < 5) {  // the same spectra published twice, in km/s labelled M/S
         std::snprintf(row, sizeof row, "%.5f %.6f 0.003\n", t, v / 1000);
         again << row;
@@ -652,9 +660,13 @@ class CatalogCli : public FitCli {
     put("Alpha_1_KECK.vels", keck.str());
     put("Alpha_2_3.6M.vels", harps.str());
     put("Alpha_3_KECK.vels", again.str());
+    put("Alpha_5_KECK.vels", "# instrument = HIRES\n# value_units = M/S\n" + shifted.str());
+    for (int k = 0; k < 2; ++k) reduced << std::fixed << std::setprecision(5) << 2455400.0 + 3.1 * k << " 10.0 3.2\n";
+    put("Alpha_6_KECK.vels", "# instrument = HIRES\n# value_units = M/S\n" + reduced.str());
     put("Alpha.sys",
         "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tAlpha\nMass\t1.00\nTeff\t5700\nRV[]\t"
-        "Alpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\nRV[]\tAlpha_3_KECK.vels\nRV[]\tAlpha_4_LICK.vels\n");
+        "Alpha_1_KECK.vels\nRV[]\tAlpha_2_3.6M.vels\nRV[]\tAlpha_3_KECK.vels\nRV[]\tAlpha_4_LICK.vels\nRV[]\t"
+        "Alpha_5_KECK.vels\nRV[]\tAlpha_6_KECK.vels\n");
     put("Beta.sys",
         "# Data from http://exoplanetarchive.ipac.caltech.edu/\n\nName\tBeta\nMass\t0.9\nRV[]\tBeta_1_X.vels\n");
     // Another star's copy of a file: its times moved by dt (the catalog takes files shared between
@@ -738,7 +750,11 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
         "1 rows at the time (to 1e-5 d) of an earlier row with other values",
         "RVs in two levels 4991 m/s apart (more than one star",
         "5 rows (lines 3, 4, 5, 6, 7) hold a time and RV an earlier file of this star holds",
-        "Beta (Beta, 0.9 Msun from .sys, 0 RVs): skipped: no usable RV file",
+        "8 of its 8 times are those of Alpha_1_KECK.vels less 1000.000 d (the same spectra with shifted time stamps): "
+        "not used",
+        "4 rows (lines 3, 4, 5, 6) at the times (within 2e-3 d) of rows of Alpha_1_KECK.vels, the same instrument: the "
+        "same spectra reduced twice, dropped",
+        "2 rows left: not used", "Beta (Beta, 0.9 Msun from .sys, 0 RVs): skipped: no usable RV file",
         "Gamma (Gamma, 1.1 Msun from .sys, 40 RVs): skipped: no known planet the data can constrain",
         "cannot be read (missing): not used", "planet b not fitted: P = 900 d > 1.5 x"})
     EXPECT_NE(report.find(line), std::string::npos) << line << "\n" << report;
@@ -811,6 +827,8 @@ TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
   const std::string catalog = make_catalog();
   expect_refused(run("catalog --jobs 0 --config " + catalog + " --output " + (dir_ / "x").string()),
                  "jobs (--jobs) must be 1 to 1024");
+  expect_refused(run("catalog --pack maybe --config " + catalog + " --output " + (dir_ / "x").string()),
+                 "pack (--pack) must be auto, on or off, not 'maybe'");
   expect_refused(run("catalog --config " + catalog + " --output " + (dir_ / "x").string() + " walkrs=30"),
                  "command line: unknown key 'walkrs' (did you mean 'walkers'?)");
   expect_refused(run("catalog --config " + write("bad.cfg", "folder = nowhere\nplanets = p.csv\n") + " --output " +
@@ -901,6 +919,25 @@ TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("3 fitted now, 0 kept from before, 0 failed"), std::string::npos) << r.out;
   EXPECT_EQ(summary_without_time(three), summary_without_time(one));
+  // Packed: the three fits' likelihood batches share launches (likelihood_packing.hpp), here on the
+  // CPU, and the chains are those of the fits alone.
+  const fs::path packed = dir_ / "packed";
+  const Result p =
+      run("catalog --no-report --jobs 3 --pack on --config " + catalog + " --output " + packed.string() + kShort);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::size_t at = p.out.find("packing: ");
+  ASSERT_NE(at, std::string::npos) << p.out;
+  long batches = 0, rounds = 0;
+  ASSERT_EQ(std::sscanf(p.out.c_str() + at, "packing: %ld batches of the targets in %ld rounds", &batches, &rounds), 2);
+  EXPECT_LT(rounds, batches) << "no round held more than one target's batch: " << p.out.substr(at, 200);
+  EXPECT_EQ(summary_without_time(packed), summary_without_time(one));
+  for (const char* target : {"Alpha", "Delta", "Epsilon"}) {
+    const swarmfit::RunRecord a = swarmfit::read_run((packed / "targets" / target / "run.h5").string());
+    const swarmfit::RunRecord b = swarmfit::read_run((one / "targets" / target / "run.h5").string());
+    EXPECT_EQ(a.chain.parameters, b.chain.parameters) << target;  // bitwise (== on doubles)
+    EXPECT_EQ(a.chain.log_likelihood, b.chain.log_likelihood) << target;
+    EXPECT_GT(a.chain.num_draws(), 0) << target;
+  }
 }
 
 // Under mpirun with 2 ranks (Open MPI; CI runs it on the CPU) the targets are shared out and the

@@ -61,9 +61,20 @@ def test_catalog_gives_the_command_summary_and_the_planet(description, tmp_path,
     assert code == 0, err
     cli = swarmfit.catalog(description, tmp_path / "cli", **SHORT)  # everything kept: reads the summary
     assert cli["fitted"] == 0 and cli["kept"] == 1
-    assert without_seconds(cli["rows"]) == without_seconds(result["rows"]) or all(
-        math.isnan(a[k]) and math.isnan(b[k]) or a[k] == b[k]
-        for a, b in zip(without_seconds(cli["rows"]), without_seconds(result["rows"])) for k in a)
+    same_rows(cli["rows"], result["rows"])
+
+    # Packed (the batches through a LaunchPacker, here on the CPU): the same fit, the same rows.
+    packed = swarmfit.catalog(description, tmp_path / "packed", pack="on", **SHORT)
+    assert packed["fitted"] == 1 and packed["packed_batches"] > 0 and packed["packed_rounds"] > 0
+    same_rows(packed["rows"], result["rows"])
+
+
+def same_rows(a_rows, b_rows):
+    a_rows, b_rows = without_seconds(a_rows), without_seconds(b_rows)
+    assert len(a_rows) == len(b_rows)
+    for a, b in zip(a_rows, b_rows):
+        for k in a:
+            assert (isinstance(a[k], float) and math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k], (k, a, b)
 
 
 def test_bad_catalog_input_raises_the_command_line(description, tmp_path):
@@ -71,3 +82,5 @@ def test_bad_catalog_input_raises_the_command_line(description, tmp_path):
         swarmfit.catalog(description, tmp_path / "x", walkrs=30)
     with pytest.raises(swarmfit.InputError, match=r"jobs \(--jobs\) must be 1 to 1024"):
         swarmfit.catalog(description, tmp_path / "x", jobs=0)
+    with pytest.raises(swarmfit.InputError, match=r"pack \(--pack\) must be auto, on or off"):
+        swarmfit.catalog(description, tmp_path / "x", pack="sometimes")

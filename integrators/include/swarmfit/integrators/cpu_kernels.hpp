@@ -36,8 +36,14 @@ void integrate_chunks(EnsembleView view, const RunRequest& request, const typena
     T radius[N];
     Clock<T> clock;
     load_lanes<N>(view, chunk, lane, bodies, radius, clock);
-    observe_lanes<Observation, Scheme, N, T>(params, chunk * kChunk + lane, bodies, radius, clock,
-                                             request.destination_time, request.step, request.monitors);
+    const long first = chunk * kChunk + lane;
+    if constexpr (HasPerSystemRuns<Observation>::value) {
+      const SystemRun& run = Observation::run_of(params, first);
+      observe_lanes<Observation, Scheme, N, T>(params, first, bodies, radius, clock, run.t_end, run.step, run.monitors);
+    } else {
+      observe_lanes<Observation, Scheme, N, T>(params, first, bodies, radius, clock, request.destination_time,
+                                               request.step, request.monitors);
+    }
     store_lanes<N>(view, chunk, lane, bodies, clock);
   }
 }

@@ -33,7 +33,14 @@ __global__ void __launch_bounds__(kCudaBlock, SWARMFIT_CUDA_MIN_BLOCKS)
   // observe_lanes() spelled out: one inlining level fewer keeps the observer's parked state (driver.hpp)
   // at the start of the thread's stack, where ptxas pairs its stores (bench/RESULTS.md run 23).
   using Observer = typename Observation::template Observer<N, double>;
-  if constexpr (IsVariational<Observation>::value) {
+  if constexpr (HasPerSystemRuns<Observation>::value) {
+    // A packed launch: this system's problem's own run, read by reference from global memory.
+    const SystemRun& run = Observation::run_of(params, system);
+    typename Observation::template Record<N, double> record(params, system);
+    Observer observer(record);
+    integrate_lanes<Scheme, N, double>(bodies, radius, clock, run.t_end, run.step, run.monitors, &observer);
+    clock.status = observer.finish(clock.status);
+  } else if constexpr (IsVariational<Observation>::value) {
     observe_lanes<Observation, Scheme, N, double>(params, system, bodies, radius, clock, t_end, step, monitors);
   } else if constexpr (Observer::kActive) {
     typename Observation::template Record<N, double> record(params, system);

@@ -13,7 +13,13 @@
 //   P::kVariational          (optional, false if absent) whether the systems are integrated on
 //                            tangent lanes Dual<T> (dual.hpp): the record's seed(b) sets the
 //                            tangent of the loaded state and keep(b) takes it back after the run,
-//                            and the observer sees Bodies<N, Dual<T>>.
+//                            and the observer sees Bodies<N, Dual<T>>;
+//   P::kPerSystemRuns        (optional, false if absent) whether the systems of one launch belong
+//                            to different problems, each with its own step, monitors and end time
+//                            (a catalog's targets packed into one launch): P::run_of(params,
+//                            first_system) gives the SystemRun (in the backend's memory) of the
+//                            lanes from first_system, which replaces the request's; the lanes of
+//                            one SIMD pack must share it.
 // observe_lanes() below is what a backend runs for one system (or the SIMD lanes of several); the
 // CUDA kernel spells it out (cuda_kernels.cuh says why). Unobserved is the engine's own; models/
 // instantiates the backends for the likelihood's.
@@ -38,6 +44,18 @@ struct Unobserved {
   template <int N, class T>
   using Observer = NoObserver;
 };
+
+// A problem's own run inside a packed launch (kPerSystemRuns above).
+struct SystemRun {
+  StepParams step;
+  MonitorParams monitors;
+  double t_end = 0.0;
+};
+
+template <class P, class = void>
+struct HasPerSystemRuns : std::false_type {};
+template <class P>
+struct HasPerSystemRuns<P, typename std::enable_if<P::kPerSystemRuns>::type> : std::true_type {};
 
 template <class P, class = void>
 struct IsVariational : std::false_type {};

@@ -32,6 +32,13 @@
 //   - a time before JD 2,400,000: the row dropped; a time in the future: the file not used;
 //   - a row whose time and RV (to 1e-5 d and 1e-3 m/s) an earlier file of the star holds: the
 //     same spectrum published twice, dropped from the later file;
+//   - two files of the star whose times differ by a constant of 1 d or more (within 2e-3 d) for at
+//     least 5 rows and 60% of the smaller file: the same spectra under shifted time stamps (Keck
+//     files 1000 d early: HD4203, HD49674, HD68988, HD83443); the smaller file (the later on a
+//     tie) is not used;
+//   - 3 or more rows of a file at the times (within 2e-3 d) of an earlier file's rows of the same
+//     instrument (the token of the file name), with other RVs: the same spectra reduced twice
+//     (GJ 436, CoRoT-2, HAT-P-1, HD 3651), dropped from the later file;
 //   - a file sharing rows (to 1e-4 d and 0.01 m/s) with files of two or more other stars: a table
 //     of several stars, not used;
 //   - RVs in two levels far apart (a gap in the sorted RVs above 1 km/s and 4 x the star's
@@ -48,6 +55,7 @@
 
 #include "swarmfit/inference/summary.hpp"
 #include "swarmfit/models/fit.hpp"
+#include "swarmfit/models/likelihood_packing.hpp"
 #include "swarmfit/observations/config_file.hpp"
 
 namespace swarmfit {
@@ -99,6 +107,10 @@ struct CatalogSettings {
   long max_targets = 0;                // the first N targets (0: all)
   bool check_only = false;             // read and check, write the report and configs, fit nothing
   int jobs = 1;  // targets fitted at once, each in a thread of its own (its fit's own `threads` inside)
+  // Packing (likelihood_packing.hpp): the likelihood batches of the targets fitted at once share
+  // launches. "auto": with jobs > 1, the targets on backend=cuda (not reproducible); "on": every
+  // target (a packer per backend); "off": each target's batches are launched on their own.
+  std::string pack = "auto";
   // Work spread over processes (MPI ranks, apps/src/mpi_work.hpp); unset, one process does it all.
   // The primary writes the report, configurations and summary; next_target(count) hands out the
   // next target to fit (-1: none left), to whichever process asks first; barrier() waits for all.
@@ -127,6 +139,7 @@ struct CatalogOutcome {
   std::vector<CatalogResult> results;
   long fitted = 0, skipped = 0, failed = 0, reused = 0;
   bool interrupted = false;
+  PackingStats packing;  // the shared launches (zeros without packing)
 };
 
 // Reads the description and every target's data (checked; nothing fitted, nothing written).

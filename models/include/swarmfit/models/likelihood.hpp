@@ -14,6 +14,8 @@
 
 namespace swarmfit {
 
+class LaunchPacker;
+
 struct LikelihoodSettings {
   std::string integrator = "mvs";
   bool mvs_jacobi = true;  // mvs: Jacobi (with the drift-kick-drift kernel) or democratic heliocentric
@@ -33,6 +35,9 @@ struct LikelihoodSettings {
   // cuda: bitwise the cpu backend's ln L (RunRequest::reproducible; the host sets the systems up,
   // as for the cpu backend, instead of the device's set-up kernel, whose sines and cosines differ).
   bool reproducible = false;
+  // Set (the catalog's packing, likelihood_packing.hpp): the batches go to this packer, which
+  // runs them in launches shared with other problems' batches (same ln L and status, bitwise).
+  std::shared_ptr<LaunchPacker> packer;
 
   static double units_solar_radius();
   static MonitorParams default_monitors();
@@ -77,8 +82,21 @@ class LikelihoodProblem {
   void rv_curve(const double* params, long n_systems, const std::vector<double>& times, std::vector<double>& rv,
                 std::vector<int>& status) const;
 
- private:
+  // What a packed launch (likelihood_packing.hpp) takes from the problem: its tables (host
+  // pointers, no per-system arrays), its run, its per-instrument centres, the systems set up from
+  // parameters on the host, and per system the instruments' offsets (less the centres) and jitters.
+  const ObservationTables& tables() const { return tables_; }
+  RunRequest run_request() const { return request(duration_); }
+  RvCentres rv_centres() const;
   void build_ensemble(const double* params, long n_systems, Ensemble& ensemble, std::vector<int>& invalid) const;
+  void offsets_and_jitters(const double* params, long n_systems, std::vector<double>& offsets,
+                           std::vector<double>& jitters) const;
+  // Whether evaluate() hands batches (without curves) to settings().packer.
+  bool packed(const ModelCurves* curves) const;
+
+ private:
+  void evaluate_here(const double* params, long n_systems, double* log_likelihood, int* status, ModelCurves* curves,
+                     DeviceTiming* timing) const;
   RunRequest request(double duration) const;
 
   Dataset data_;

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/models/cuda_setup.hpp"
@@ -20,6 +21,27 @@ void integrate_likelihood_cpu(Ensemble& ensemble, const RunRequest& request, con
 DeviceTiming integrate_likelihood_cuda(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables);
 DeviceTiming integrate_likelihood(Ensemble& ensemble, const RunRequest& request, const ObservationTables& tables,
                                   const std::string& backend);
+
+// Packed launches (likelihood_packing.hpp): the systems of several problems of the same scheme
+// and body count in one launch. CPU: `ensemble` holds every target's systems set up, target after
+// target from chunk boundaries; `tables` (host memory) says whose each chunk is.
+void integrate_packed_cpu(Ensemble& ensemble, const RunRequest& request, const PackedTables& tables);
+
+// CUDA: one target of a packed launch, as LikelihoodPipeline::run takes it. Its tables hold host
+// pointers to its rows (no per-system arrays); outputs are host arrays of num_systems.
+struct PackedTarget {
+  ObservationTables tables;
+  SystemRun run;
+  ModelShape shape;
+  RvCentres centres;
+  const double* params = nullptr;  // num_systems x shape.num_parameters()
+  long num_systems = 0;
+  double* log_likelihood = nullptr;  // ln L as the kernel wrote it (the caller applies the status)
+  int* status = nullptr;
+};
+// Every target's parameters and rows to the device, each target's set-up kernel, ONE integration
+// kernel for all, and ln L and status back. All targets share request.integrator and num_bodies.
+DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int num_bodies, const RunRequest& request);
 
 // Repeated likelihood batches on the GPU (LikelihoodProblem with backend=cuda): only the
 // parameters go to the device, where the set-up kernel (cuda_setup.hpp) turns them into initial

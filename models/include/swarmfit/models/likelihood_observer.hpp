@@ -33,6 +33,7 @@
 #include "swarmfit/integrators/driver.hpp"
 #include "swarmfit/integrators/gravity.hpp"
 #include "swarmfit/integrators/kepler.hpp"
+#include "swarmfit/integrators/observation.hpp"
 #include "swarmfit/integrators/parameters.hpp"
 #include "swarmfit/models/status.hpp"
 #include "swarmfit/models/units.hpp"
@@ -500,6 +501,38 @@ struct LikelihoodObservation {
   static constexpr bool kThreadPerBodyKernels = false;  // the likelihood kernels: a thread per system
   template <int N, class T>
   using Record = ObserverRecord<N, T>;
+  template <int N, class T>
+  using Observer = LikelihoodObserver<N, T>;
+};
+
+// Many problems in one launch (the catalog's packing, likelihood_packing.hpp): the systems of
+// several targets, each with its own tables, step and end time, laid out target after target,
+// each from a chunk boundary so that a SIMD pack never mixes two. A system's integration and ln L
+// are those of its own problem's launch: only where the tables and the run are read from differs.
+struct PackedTables {
+  const ObservationTables* tables = nullptr;  // [target]: its offsets, jitters and outputs from its first system
+  const SystemRun* runs = nullptr;            // [target]
+  const long* first_slot = nullptr;           // [target]: its first system's slot in the launch
+  const int* target_of_chunk = nullptr;       // [chunk]
+};
+
+template <int N, class T>
+struct PackedObserverRecord : ObserverRecord<N, T> {
+  SWARMFIT_HD PackedObserverRecord(const PackedTables& p, long first)
+      : ObserverRecord<N, T>(p.tables[p.target_of_chunk[first / kChunk]],
+                             first - p.first_slot[p.target_of_chunk[first / kChunk]]) {}
+};
+
+struct PackedLikelihoodObservation {
+  using Params = PackedTables;
+  static constexpr int kMaxBodies = kMaxObservedBodies;
+  static constexpr bool kThreadPerBodyKernels = false;
+  static constexpr bool kPerSystemRuns = true;
+  SWARMFIT_HD static const SystemRun& run_of(const PackedTables& p, long first) {
+    return p.runs[p.target_of_chunk[first / kChunk]];
+  }
+  template <int N, class T>
+  using Record = PackedObserverRecord<N, T>;
   template <int N, class T>
   using Observer = LikelihoodObserver<N, T>;
 };
