@@ -17,6 +17,7 @@
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/integrators/cuda_wait.hpp"
 #include "swarmfit/models/likelihood.hpp"
+#include "swarmfit/models/units.hpp"
 #include "swarmfit/observations/input_error.hpp"
 #include "swarmfit/observations/text_table.hpp"
 
@@ -446,6 +447,8 @@ std::map<std::string, std::vector<PlanetRow>> read_planets(const std::string& pa
     if (!std::isfinite(p.epoch)) p.epoch_kind.clear();
     p.status = text("status");
     p.flags = text("flags");
+    p.transiting = text("transiting") == "1";
+    p.a_au = value("a_au") > 0 ? value("a_au") : 0.0;
     r.star_mass = value("mstar_K_msun");
     out[text("system")].push_back(r);
   }
@@ -485,8 +488,56 @@ void check_levels(CatalogTarget& t) {
   }
 }
 
+// Rossiter-McLaughlin sequences (the rule in catalog.hpp): a file's rows inside one transit of a
+// known transiting planet, 5 or more of them, dropped. The window is Winn 2010's (Exoplanets, eq.
+// 14-16) central duration of a circular orbit, widened by half for the inclination and the
+// ephemeris' drift left unknown.
+void drop_rm_sequences(CatalogTarget& t) {
+  const double mass = t.star_mass > 0 ? t.star_mass : 1.0;
+  for (const CatalogPlanet& p : t.planets) {
+    if (!p.transiting || p.epoch_kind != "tc" || !(p.period > 0) || !std::isfinite(p.epoch)) continue;
+    const double a = p.a_au > 0 ? p.a_au : std::cbrt(mass * (p.period / 365.25) * (p.period / 365.25));
+    const double radius = std::pow(mass, 0.8) * 0.00465047;  // AU
+    const double duration = p.period / units::kPi * radius / a;
+    const double half = 0.75 * duration;
+    for (CatalogFile& f : t.files) {
+      if (!f.usable) continue;
+      std::map<long long, std::vector<int>> transits;  // transit number -> rows inside it
+      for (std::size_t k = 0; k < f.rows.size(); ++k) {
+        const long long n = std::llround((f.rows[k].time - p.epoch) / p.period);
+        if (std::abs(f.rows[k].time - p.epoch - n * p.period) <= half) transits[n].push_back(static_cast<int>(k));
+      }
+      std::set<int> dropped;
+      for (const auto& [n, rows] : transits)
+        if (rows.size() >= 5) dropped.insert(rows.begin(), rows.end());
+      if (dropped.empty()) continue;
+      std::vector<int> lines;
+      std::vector<CatalogRow> kept;
+      for (std::size_t k = 0; k < f.rows.size(); ++k) {
+        if (dropped.count(static_cast<int>(k)))
+          lines.push_back(f.rows[k].line);
+        else
+          kept.push_back(f.rows[k]);
+      }
+      char text[200];
+      std::snprintf(
+          text, sizeof text,
+          " inside transits of planet %s (within %.3f d of mid-transit, 0.75 x its %.3f-d duration estimate): "
+          "a Rossiter-McLaughlin sequence, which the model does not describe: dropped",
+          p.letter.c_str(), half, duration);
+      f.findings.push_back(std::to_string(lines.size()) + " rows (" + lines_of(lines) + ")" + text);
+      f.rows = kept;
+      if (f.rows.size() < 3) {
+        f.usable = false;
+        f.findings.push_back(std::to_string(f.rows.size()) + " rows left: not used");
+      }
+    }
+  }
+}
+
 void finish_target(CatalogTarget& t) {
   check_levels(t);
+  drop_rm_sequences(t);
   double first = std::numeric_limits<double>::infinity(), last = -first;
   for (const CatalogFile& f : t.files)
     if (f.usable)

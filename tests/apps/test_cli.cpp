@@ -822,6 +822,45 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
   EXPECT_EQ(summary_without_time(out), before);
 }
 
+// A Rossiter-McLaughlin night: 8 rows inside one transit of a transiting hot Jupiter (P = 3 d,
+// a transit of ~0.12 d) are dropped, the 30 spread over the orbit and a single in-transit row kept.
+TEST_F(CatalogCli, RossiterMcLaughlinNightsAreDropped) {
+  const fs::path folder = dir_ / "rm";
+  fs::create_directories(folder);
+  std::ostringstream vels;
+  vels << "# value_units = M/S\n" << std::fixed << std::setprecision(5);
+  const double tc = 2455000.0, period = 3.0;
+  auto rv = [&](double t) { return 200.0 * -std::sin(2 * M_PI * (t - tc) / period); };
+  for (int k = 0; k < 30; ++k) {  // 1.37 d apart: phases spread, none within 0.09 d of a transit
+    double t = tc + 0.4 + 1.37 * k;
+    const double phase = std::fmod(t - tc, period);
+    if (phase < 0.2 || phase > period - 0.2) t += 0.5;
+    vels << t << " " << rv(t) << " 5.0\n";
+  }
+  vels << tc + 30 * period + 0.01 << " " << rv(tc + 30 * period + 0.01) << " 5.0\n";  // one row in a transit: kept
+  for (int k = 0; k < 8; ++k) {  // one night through a transit, every 20 min
+    const double t = tc + 50 * period - 0.07 + k * 0.014;
+    vels << t << " " << rv(t) + 30.0 * std::sin(M_PI * (k - 3.5) / 8) << " 5.0\n";
+  }
+  std::ofstream(folder / "Rm_1_ESO.vels") << vels.str();
+  std::ofstream(folder / "Rm.sys") << "# Data from http://exoplanetarchive.ipac.caltech.edu/\nName\tRm\nMass\t1.0\n"
+                                      "RV[]\tRm_1_ESO.vels\n";
+  std::ofstream(folder / "planets.csv")
+      << "system,planet,period_days,K_ms,e,omega_deg,tperi_or_tc,time_kind,transiting,a_au,mstar_K_msun\n"
+         "Rm,b,3.0,200,0,,2455000.0,tc,1,0.0408,1.0\n";
+  const std::string catalog = write("rm.cfg", "folder = rm\nplanets = planets.csv\n");
+  const fs::path out = dir_ / "rm_out";
+  const Result r = run("catalog --check --config " + catalog + " --output " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string report = slurp(out / "report.txt");
+  EXPECT_NE(report.find("8 rows (lines 33, 34, 35, 36, 37 and 3 more) inside transits of planet b"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("a Rossiter-McLaughlin sequence, which the model does not describe: dropped"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("31 RVs"), std::string::npos) << report;
+}
+
 // A broken description or a key no target takes: one line, exit 2, nothing written.
 TEST_F(CatalogCli, BadDescriptionIsOneLineExitTwoAndNoOutput) {
   const std::string catalog = make_catalog();

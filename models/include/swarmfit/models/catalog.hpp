@@ -43,6 +43,11 @@
 //     of several stars, not used;
 //   - RVs in two levels far apart (a gap in the sorted RVs above 1 km/s and 4 x the star's
 //     largest known K, 3 or more RVs each side): more than one star in the file, not used;
+//   - 5 or more rows of a file inside one transit of a known transiting planet (the table's
+//     transiting = 1 and a time of conjunction; inside: within 0.75 T of mid-transit, T = P R* /
+//     (pi a) the central duration of a circular orbit, R* = M*^0.8 solar radii, a from the table
+//     or Kepler's third law): a Rossiter-McLaughlin sequence, whose anomaly the model does not
+//     describe, dropped (WASP-24, WASP-3, HAT-P-1, HAT-P-13, ...); single in-transit rows are kept;
 //   - fewer than 3 rows left: the file is not used.
 // A target is skipped, with its reason, when no file is left, when no known planet has a period
 // the data can constrain (P <= 1.5 x the data's time span), or when it has fewer RVs than its free
@@ -80,6 +85,8 @@ struct CatalogPlanet {
   double epoch = 0;
   std::string epoch_kind;  // tc, tperi or "" (none: a phase from the priors)
   std::string status, flags;
+  bool transiting = false;  // the table's `transiting` = 1
+  double a_au = 0;          // the table's semi-major axis (0: none)
   bool fitted = true;
   std::string why_not;  // when not fitted
 };
