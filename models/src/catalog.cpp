@@ -1260,6 +1260,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     const PackingStats p = packer->stats();
     outcome.packing.launches += p.launches;
     outcome.packing.rounds += p.rounds;
+    outcome.packing.waited += p.waited;
     outcome.packing.batches += p.batches;
     outcome.packing.systems += p.systems;
     outcome.packing.seconds += p.seconds;
@@ -1267,10 +1268,11 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   if (outcome.packing.rounds > 0) {
     char line[300];
     std::snprintf(line, sizeof line,
-                  "packing: %ld batches of the targets in %ld rounds (%.1f batches a round), %ld launches, %.1f s",
+                  "packing: %ld batches of the targets in %ld rounds (%.1f batches a round; %ld rounds formed after "
+                  "waiting %.0f ms for a busy fit), %ld launches, %.1f s",
                   outcome.packing.batches, outcome.packing.rounds,
-                  double(outcome.packing.batches) / outcome.packing.rounds, outcome.packing.launches,
-                  outcome.packing.seconds);
+                  double(outcome.packing.batches) / outcome.packing.rounds, outcome.packing.waited,
+                  1e3 * packers.begin()->second->max_wait(), outcome.packing.launches, outcome.packing.seconds);
     say(line);
   }
   if (outcome.interrupted) return outcome;  // (under MPI the launcher stops the other ranks)

@@ -225,7 +225,9 @@ void LaunchPacker::evaluate(const LikelihoodProblem& problem, const double* para
       continue;
     }
     const auto oldest = pending_.front()->since;
-    if (round_due() || std::chrono::steady_clock::now() >= oldest + wait) {
+    const bool due = round_due();
+    if (due || std::chrono::steady_clock::now() >= oldest + wait) {
+      stats_.waited += !due;
       form_round();
       continue;
     }

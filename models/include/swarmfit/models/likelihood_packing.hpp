@@ -31,7 +31,8 @@ struct PackedRequest {
 
 struct PackingStats {
   long launches = 0;  // kernel launches (one per scheme and body count of a round)
-  long rounds = 0;    // evaluate_packed calls
+  long rounds = 0;    // rounds formed (LaunchPacker) or evaluate_packed calls
+  long waited = 0;    // of the rounds, those formed after max_wait (a seated thread busy elsewhere)
   long batches = 0;   // problems' batches served
   long systems = 0;
   double seconds = 0;  // inside evaluate_packed
@@ -75,6 +76,7 @@ class LaunchPacker {
                 DeviceTiming* timing = nullptr);
 
   PackingStats stats() const;
+  double max_wait() const { return max_wait_; }
 
  private:
   struct Launch;
