@@ -1,6 +1,7 @@
 #include "integrate_settings.hpp"
 
 #include "swarmfit/integrators/ensemble_checks.hpp"
+#include "swarmfit/integrators/limits.hpp"
 
 namespace po = boost::program_options;
 
@@ -104,6 +105,7 @@ IntegrateSettings read_integrate_settings(const po::variables_map& vm, const Key
   request.monitors.collisions = vm["collisions"].as<bool>();
   request.monitors.max_steps = positive<double>(vm, o, "max_steps", true);
   request.threads = positive<int>(vm, o, "threads", true);
+  if (request.threads > kMaxThreads) bad_value(o, "threads", "must be 0 (all cores) to " + std::to_string(kMaxThreads));
   const std::string layout = vm["cuda_layout"].as<std::string>();
   if (layout == "auto") {
     request.cuda_layout = CudaLayout::kAuto;

@@ -167,7 +167,10 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (f.generations < 1) fail("generations", "must be >= 1");
   f.thin = vm["thin"].as<long>();
   if (f.thin < 1) fail("thin", "must be >= 1");
+  if (f.thin > f.generations)
+    fail("thin", "must be at most generations (" + std::to_string(f.generations) + "): no draw would be kept");
   f.burn_in = vm["burn_in"].as<long>();
+  if (f.burn_in < -1) fail("burn_in", "must be -1 (automatic: the first half) or >= 0");
   if (f.burn_in >= f.generations) fail("burn_in", "must be below generations");
   const long seed = vm["seed"].as<long>();
   if (seed < 0) fail("seed", "must be >= 0");

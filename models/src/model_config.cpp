@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "swarmfit/integrators/limits.hpp"
 #include "swarmfit/integrators/registry.hpp"
 #include "swarmfit/models/units.hpp"
 #include "swarmfit/observations/input_error.hpp"
@@ -299,11 +300,15 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
     if (!(L.student_nu > 0)) throw InputError(origin("student_nu") + ": key 'student_nu' must be > 0");
   }
   L.monitors.close_approach = c.vm["close_approach"].as<double>();
+  if (!(L.monitors.close_approach >= 0) || !std::isfinite(L.monitors.close_approach))
+    throw InputError(origin("close_approach") + ": key 'close_approach' must be >= 0 (0: no close-encounter stop)");
   L.monitors.rmax = c.vm["rmax"].as<double>();
   L.monitors.stop_on_unbound = c.vm["stop_on_unbound"].as<bool>();
   L.backend = choice("backend", {"cpu", "cuda"});
   L.reproducible = c.vm["reproducible"].as<bool>();
   L.threads = c.vm["threads"].as<int>();
+  if (L.threads < 0 || L.threads > kMaxThreads)
+    throw InputError(origin("threads") + ": key 'threads' must be 0 (all cores) to " + std::to_string(kMaxThreads));
   StabilityConstraint& S = c.stability;
   S.mode = choice("stability", {"none", "amd", "hill", "integrate", "megno"});
   S.options.horizon_orbits = c.vm["stability_horizon"].as<double>();

@@ -822,6 +822,21 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
   EXPECT_EQ(summary_without_time(out), before);
 }
 
+// Ranges no run can honour: one line, exit 2, nothing written (issue 37:
+// threads=100000 crashed in OpenMP and left a .partial file; the others ran, or ran 0 draws).
+TEST_F(FitCli, OutOfRangeKeysAreRefusedBeforeAnyWork) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string fit =
+      "fit --config " + source + "/examples/demo/fit.cfg generations=2 output=" + (dir_ / "f.h5").string();
+  expect_refused(run(fit + " threads=100000"), "key 'threads' must be 0 (all cores) to 1024");
+  expect_refused(run(fit + " close_approach=-1"), "key 'close_approach' must be >= 0");
+  expect_refused(run(fit + " thin=5"), "key 'thin' must be at most generations (2): no draw would be kept");
+  expect_refused(run(fit + " burn_in=-5"), "key 'burn_in' must be -1 (automatic: the first half) or >= 0");
+  expect_refused(
+      run("integrate --config " + source + "/examples/demo.cfg threads=100000 output=" + (dir_ / "x.h5").string()),
+      "key 'threads': must be 0 (all cores) to 1024");
+}
+
 // A Rossiter-McLaughlin night: 8 rows inside one transit of a transiting hot Jupiter (P = 3 d,
 // a transit of ~0.12 d) are dropped, the 30 spread over the orbit and a single in-transit row kept.
 TEST_F(CatalogCli, RossiterMcLaughlinNightsAreDropped) {
