@@ -260,6 +260,10 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
     c.values[c.model->planet_parameter(p, 3)] = value(ecc_y, false, 0);
     c.values[c.model->planet_parameter(p, 4)] = value(phase_key, true, 0);
     c.values[c.model->planet_parameter(p, 5)] = value("inc", false, 90);
+    if (const ConfigEntry* e = find(s, "inc")) {
+      const double inc = c.values[c.model->planet_parameter(p, 5)];
+      if (!(inc >= 0 && inc <= 180)) throw InputError(e->origin + ": key 'inc' must be 0 to 180 degrees");
+    }
     c.values[c.model->planet_parameter(p, 6)] = value("node", false, 0);
   }
   for (int j = 0; j < static_cast<int>(c.data.instruments.size()); ++j) {
