@@ -8,6 +8,18 @@ namespace po = boost::program_options;
 
 namespace swarmfit::app {
 
+std::string key_help(const std::string& title, const po::options_description& keys) {
+  std::string out = title + ":\n";
+  for (const auto& o : keys.options()) {
+    std::string param = o->format_parameter();  // "arg (=0)"
+    if (param.rfind("arg", 0) == 0) param = param.substr(3);
+    std::string head = "  " + o->long_name() + "=VALUE" + param;
+    head += head.size() < 38 ? std::string(38 - head.size(), ' ') : "\n" + std::string(38, ' ');
+    out += head + o->description() + "\n";
+  }
+  return out;
+}
+
 void parse_command_line(int argc, char** argv, const po::options_description& options,
                         std::vector<std::string>* overrides, po::variables_map& vm) {
   po::options_description hidden;

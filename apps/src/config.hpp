@@ -21,6 +21,11 @@ void parse_command_line_with_file(int argc, char** argv, const boost::program_op
 
 // SIGINT and SIGTERM turned into a request to stop, for the long commands (fit, catalog): they
 // save their state and exit 128 + the signal. stop_signal() is the signal caught, 0 while none.
+// A configuration's keys for --help as they are given: key=VALUE (default), then the description.
+// (boost prints them as --options, which the commands do not take: `--walkers 32` was refused
+// though the help listed it.)
+std::string key_help(const std::string& title, const boost::program_options::options_description& keys);
+
 void catch_stop_signals();
 int stop_signal();
 

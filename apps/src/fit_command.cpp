@@ -39,8 +39,9 @@ CommandLine parse_fit(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << "usage: swarmfit fit --config FILE [--resume] [key=value ...]\n"
               << options << "\n"
-              << fit_keys() << "\n"
-              << model_keys() << "\n"
+              << key_help("Fit keys (key=value on the command line, key = value in the file)", fit_keys()) << "\n"
+              << key_help("Global keys (before the first [section], or key=value on the command line)", model_keys())
+              << "\n"
               << section_help();
     c.help = true;
     return c;

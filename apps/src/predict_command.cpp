@@ -45,7 +45,8 @@ CommandLine parse(int argc, char** argv, bool predict) {
     std::cout << (predict ? "usage: swarmfit predict --config FILE [--params FILE] [--output DIR] [key=value ...]\n"
                           : "usage: swarmfit data --config FILE\n")
               << options << "\n"
-              << model_keys() << "\n"
+              << key_help("Global keys (before the first [section], or key=value on the command line)", model_keys())
+              << "\n"
               << section_help();
     c.help = true;
     return c;

@@ -822,6 +822,19 @@ TEST_F(CatalogCli, ChecksEveryFileFitsTheTargetsAndResumesWithoutRedoing) {
   EXPECT_EQ(summary_without_time(out), before);
 }
 
+// The help lists the keys as they are given (key=value), not as --options the command refuses.
+TEST_F(FitCli, HelpListsKeysAsTheyAreGiven) {
+  for (const char* command : {"fit --help", "predict --help"}) {
+    const Result r = run(command);
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_NE(r.out.find("  integrator=VALUE (=mvs)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("--integrator"), std::string::npos) << r.out;
+  }
+  const Result fit = run("fit --help");
+  EXPECT_NE(fit.out.find("  walkers=VALUE (=0)"), std::string::npos) << fit.out;
+  EXPECT_EQ(fit.out.find("--walkers"), std::string::npos) << fit.out;
+}
+
 // Ranges no run can honour: one line, exit 2, nothing written (issue 37:
 // threads=100000 crashed in OpenMP and left a .partial file; the others ran, or ran 0 draws).
 TEST_F(FitCli, OutOfRangeKeysAreRefusedBeforeAnyWork) {
