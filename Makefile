@@ -21,7 +21,7 @@ build: configure
 # spinning threads halve its speed when anything else runs (bench/RESULTS.md).
 demo: build
 	@cd examples/demo && OMP_WAIT_POLICY=passive ../../$(BUILD)/apps/swarmfit fit --config fit.cfg overwrite=true output=demo_fit.h5
-	@cd examples/demo && ../../$(BUILD)/apps/swarmfit plot demo_fit.h5
+	@cd examples/demo && ../../$(BUILD)/apps/swarmfit plot demo_fit.h5 --overwrite
 	@echo "demo: truth in examples/demo/data/truth.csv, posterior in examples/demo/demo_fit_summary.csv, plots in examples/demo/demo_fit_plots/"
 
 test: build

@@ -24,6 +24,7 @@ import argparse
 import math
 import os
 import re
+import shutil
 import sys
 
 import h5py
@@ -89,7 +90,6 @@ def format_interval(median, up, down):
 def save(fig, path):
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
-    print(path)
 
 
 def burn_in_draws(run, requested):
@@ -324,11 +324,20 @@ def plot_trace(run, burn_in, path):
     save(fig, path)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments in one line and exit 2, as every swarmfit command."""
+
+    def error(self, message):
+        print("swarmfit: error: command line: %s (swarmfit plot --help)" % message, file=sys.stderr)
+        sys.exit(2)
+
+
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(prog="swarmfit plot", description="Plots of a swarmfit fit run file.")
+    parser = OneLineParser(prog="swarmfit plot", description="Plots of a swarmfit fit run file.")
     parser.add_argument("run", help="HDF5 run file written by swarmfit fit")
     parser.add_argument("--output", help="folder for the PNG files (default: RUN without .h5, plus _plots)")
     parser.add_argument("--burn-in", type=int, help="draws to leave out (default: burn_in_draws, else half)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the PNG files of an earlier plot")
     return parser.parse_args(argv)
 
 
@@ -336,22 +345,45 @@ def main(argv):
     args = parse_arguments(argv)
     stem = args.run[:-3] if args.run.endswith(".h5") else args.run
     output = args.output or stem + "_plots"
+    if os.path.exists(output) and not os.path.isdir(output):
+        print("swarmfit: error: command line: --output %s exists and is not a folder" % output, file=sys.stderr)
+        return 2
+    # The plots are drawn into a partial folder and moved into place only when all are done: a
+    # damaged run file or an interruption leaves no partial set of PNGs behind.
+    partial = "%s.partial.%d" % (output.rstrip("/"), os.getpid())
     try:
         with h5py.File(args.run, "r") as run:
+            if "data" not in run:
+                raise KeyError("no /data group: not a complete swarmfit run file")
             burn_in = burn_in_draws(run, args.burn_in)
-            os.makedirs(output, exist_ok=True)
+            os.makedirs(partial)
             if "predictive" in run and run["predictive/status"].shape[0] > 0:
                 if "data/rv" in run:
-                    plot_rv(run, os.path.join(output, "rv.png"))
+                    plot_rv(run, os.path.join(partial, "rv.png"))
                 if "data/transits" in run:
-                    plot_ttvs(run, output)
+                    plot_ttvs(run, partial)
             else:
                 print("swarmfit plot: %s has no predictive draws: no RV or O-C plots" % args.run, file=sys.stderr)
-            plot_corner(run, burn_in, os.path.join(output, "corner.png"))
-            plot_trace(run, burn_in, os.path.join(output, "trace.png"))
-    except (OSError, KeyError, ValueError) as error:
-        print("swarmfit plot: %s: %s" % (args.run, error), file=sys.stderr)
+            plot_corner(run, burn_in, os.path.join(partial, "corner.png"))
+            plot_trace(run, burn_in, os.path.join(partial, "trace.png"))
+        names = sorted(os.listdir(partial))
+        existing = [n for n in names if os.path.exists(os.path.join(output, n))]
+        if existing and not args.overwrite:
+            print("swarmfit: error: command line: --output %s has %s (add --overwrite to replace)" % (output, existing[0]),
+                  file=sys.stderr)
+            return 2
+        os.makedirs(output, exist_ok=True)
+        for name in names:
+            os.replace(os.path.join(partial, name), os.path.join(output, name))
+            print(os.path.join(output, name))
+    except (OSError, KeyError, ValueError, TypeError, IndexError) as error:
+        print("swarmfit: error: %s: %s" % (args.run, str(error).splitlines()[0] if str(error) else type(error).__name__),
+              file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return 0
 
 

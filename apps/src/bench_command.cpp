@@ -2,6 +2,8 @@
 // Every row reports steps, system-steps/s, pair evaluations/s (one symmetric pair per force
 // evaluation), kernel-only and end-to-end time, the fraction of the FP64 peak (GPU rows, from a
 // counted flop model), and the worst and median |dE/E| over the systems.
+#include <hdf5.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -11,7 +13,9 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,12 +26,14 @@
 #include "initial_conditions.hpp"
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/integrators/ensemble_checks.hpp"
+#include "swarmfit/integrators/limits.hpp"
 #include "swarmfit/models/chaos.hpp"
 #include "swarmfit/models/elements.hpp"
 #include "swarmfit/models/model_config.hpp"
 #include "swarmfit/observations/text_table.hpp"
 
 namespace po = boost::program_options;
+namespace fs = std::filesystem;
 
 namespace swarmfit::app {
 
@@ -612,7 +618,14 @@ int bench_command(int argc, char** argv) {
       "B7: KEY=VALUE over the configuration, e.g. --b7-set integrator=hermite --b7-set time_step=0.1 (repeatable)");
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, options), vm);
+    po::options_description all;
+    all.add(options).add_options()("stray", po::value<std::vector<std::string>>(), "");
+    po::positional_options_description stray;
+    stray.add("stray", -1);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(stray).run(), vm);
+    if (vm.count("stray"))
+      throw InputError("command line: unexpected argument '" + vm["stray"].as<std::vector<std::string>>()[0] +
+                       "' (swarmfit bench --help)");
     po::notify(vm);
   } catch (const po::error& e) {
     throw InputError(std::string("command line: ") + e.what());
@@ -626,6 +639,63 @@ int bench_command(int argc, char** argv) {
            "screen with MEGNO (only with --only S1); S2 long stability, energy errors (only with --only S2). See\n"
            "design/BENCHMARKS.md.\n";
     return 0;
+  }
+  // Every option checked before any benchmark runs, whether or not its benchmark is selected.
+  {
+    auto bad = [](const std::string& option, const std::string& why) {
+      throw InputError("command line: --" + option + " " + why);
+    };
+    auto positive_number = [&](const char* option) {
+      const double v = vm[option].as<double>();
+      if (!(v > 0) || !std::isfinite(v)) bad(option, "must be > 0 and finite");
+    };
+    for (const char* option : {"scale", "peak", "energy-time", "s1-orbits", "s2-orbits"}) positive_number(option);
+    for (const char* option : {"energy-systems", "b7-systems", "s1-systems", "s2-systems"})
+      if (vm[option].as<long>() < 1) bad(option, "must be >= 1");
+    const double stop_after = vm["s2-stop-after"].as<double>();
+    if (!(stop_after >= 0) || !std::isfinite(stop_after)) bad("s2-stop-after", "must be >= 0 and finite");
+    if (vm["s2-chunks"].as<int>() < 1) bad("s2-chunks", "must be >= 1");
+    const int t = vm["threads"].as<int>();
+    if (t < 0 || t > kMaxThreads) bad("threads", "must be 0 (all cores) to " + std::to_string(kMaxThreads));
+    const std::string only_text = vm["only"].as<std::string>();
+    std::stringstream names(only_text);
+    int count = 0;
+    for (std::string name; std::getline(names, name, ',');) {
+      static const std::set<std::string> known = {"B1", "B2", "B3", "B4", "B5", "E", "B7", "S1", "S2"};
+      if (!known.count(name)) bad("only", "'" + vm["only"].as<std::string>() + "': unknown benchmark '" + name + "'");
+      ++count;
+    }
+    if (count == 0) bad("only", "is empty");
+    std::error_code error;
+    for (const char* option : {"b7-config", "s1-input"}) {
+      const std::string path = vm[option].as<std::string>();
+      if (path.empty() || (vm[option].defaulted() && only_text.find("B7") == std::string::npos)) continue;
+      if (!fs::is_regular_file(path, error)) bad(option, path + ": not a readable file");
+    }
+    const std::string s1_output = vm["s1-output"].as<std::string>();
+    if (!s1_output.empty()) {
+      check_output_path(s1_output, "--s1-output");
+      if (fs::exists(s1_output)) bad("s1-output", s1_output + " exists (remove it or choose another)");
+    }
+    const std::string checkpoint = vm["s2-checkpoint"].as<std::string>();
+    if (!checkpoint.empty() && fs::exists(checkpoint) && H5Fis_hdf5(checkpoint.c_str()) <= 0)
+      bad("s2-checkpoint", checkpoint + ": not an HDF5 file (remove it to start again)");
+    if (vm.count("b7-set"))
+      for (const std::string& item : vm["b7-set"].as<std::vector<std::string>>()) {
+        const auto equals = item.find('=');
+        if (equals == std::string::npos || equals == 0) bad("b7-set", "'" + item + "': expected KEY=VALUE");
+        boost::program_options::options_description known;
+        known.add(model_keys()).add(fit_keys());
+        if (!known.find_nothrow(item.substr(0, equals), false))
+          bad("b7-set", "'" + item + "': unknown key '" + item.substr(0, equals) + "'");
+        std::map<std::string, Setting> one = {{item.substr(0, equals), Setting{item.substr(equals + 1), "--b7-set"}}};
+        po::variables_map values;
+        try {
+          store_settings(one, known, values);
+        } catch (const InputError& e) {
+          throw InputError(std::string("command line: ") + e.what());
+        }
+      }
   }
   const std::string only = "," + vm["only"].as<std::string>() + ",";
   auto want = [&](const char* b) { return only.find(std::string(",") + b + ",") != std::string::npos; };

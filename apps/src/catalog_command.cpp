@@ -56,8 +56,11 @@ int catalog_command(int argc, char** argv) {
   if (vm.count("max-targets") && s.max_targets <= 0) throw InputError("command line: --max-targets must be > 0");
   s.check_only = check;
   std::stringstream names(targets);
-  for (std::string name; std::getline(names, name, ',');)
-    if (!name.empty()) s.only.push_back(name);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name.empty()) throw InputError("command line: --targets '" + targets + "' has an empty name");
+    s.only.push_back(name);
+  }
+  if (vm.count("targets") && s.only.empty()) throw InputError("command line: --targets is empty");
   std::string who;
 #ifdef SWARMFIT_WITH_MPI
   // Under mpirun: targets handed out by rank 0 to whichever rank asks; rank 0 writes the report,

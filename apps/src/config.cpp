@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include <csignal>
+#include <filesystem>
 
 #include "errors.hpp"
 
@@ -50,6 +51,16 @@ void parse_command_line_with_file(int argc, char** argv, const po::options_descr
   } catch (const po::error& e) {
     throw InputError(std::string("command line: ") + e.what());
   }
+}
+
+void check_output_path(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("command line: " + what + " is empty");
+  std::error_code error;
+  if (fs::is_directory(path, error)) throw InputError("command line: " + what + " " + path + " is a folder");
+  const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, error))
+    throw InputError("command line: " + what + " " + path + ": folder '" + parent.string() + "' does not exist");
 }
 
 namespace {

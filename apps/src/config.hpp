@@ -27,6 +27,10 @@ void parse_command_line_with_file(int argc, char** argv, const boost::program_op
 std::string key_help(const std::string& title, const boost::program_options::options_description& keys);
 
 void catch_stop_signals();
+
+// An output path checked before any work (InputError naming `what`, e.g. "--csv"): not empty, not a
+// folder, in a folder that exists.
+void check_output_path(const std::string& path, const std::string& what);
 int stop_signal();
 
 }  // namespace swarmfit::app

@@ -3,6 +3,7 @@
 // the state and stop" (exit 128 + the signal), and the result and posterior table printed.
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iomanip>
@@ -62,15 +63,33 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
-void print_progress(const RunProgress& p) {
+// The progress text of one report (the optimisation's or the sampling's).
+void print_progress_text(const RunProgress& p, const char* before, const char* after) {
   if (p.phase == RunProgress::Phase::kOptimize)
-    std::fprintf(stderr, "\r  optimise: generation %ld/%ld, best ln posterior %.4f   ", p.generation, p.generations,
-                 p.best_log_posterior);
+    std::fprintf(stderr, "%s  optimise: generation %ld/%ld, best ln posterior %.4f%s", before, p.generation,
+                 p.generations, p.best_log_posterior, after);
   else
-    std::fprintf(stderr, "\r  generation %ld/%ld  acceptance %.3f  worst R-hat %.4f  min ESS %.0f  ETA %s   ",
+    std::fprintf(stderr, "%s  generation %ld/%ld  acceptance %.3f  worst R-hat %.4f  min ESS %.0f  ETA %s%s", before,
                  p.generation, p.generations, p.acceptance, p.worst_rhat, p.min_ess,
-                 format_duration(p.eta_seconds).c_str());
+                 format_duration(p.eta_seconds).c_str(), after);
+}
+
+// On a terminal: one line, updated in place.
+void print_progress(const RunProgress& p) {
+  print_progress_text(p, "\r", "   ");
   if (p.finished) std::fprintf(stderr, "\n");
+}
+
+// Output not on a terminal (a log file, a batch job): whole lines, at most one every 30 s and at
+// the end of each phase, so that a log shows the fit moving without a line per generation.
+void print_progress_lines(const RunProgress& p) {
+  static auto last = std::chrono::steady_clock::time_point{};
+  static RunProgress::Phase last_phase = RunProgress::Phase::kSample;
+  const auto now = std::chrono::steady_clock::now();
+  if (!p.finished && p.phase == last_phase && now - last < std::chrono::seconds(30)) return;
+  last = now;
+  last_phase = p.phase;
+  print_progress_text(p, "", "\n");
 }
 
 }  // namespace
@@ -102,6 +121,10 @@ int fit_command(int argc, char** argv) {
               << f.temperatures << " temperature(s), " << f.rv_points << " RVs, " << f.transit_times
               << " transit times, integrator " << f.integrator << " step " << f.time_step << " d, backend " << f.backend
               << std::endl;
+    std::cout << "  integration  " << f.step_check.describe() << std::endl;
+    if (!f.step_check.passed() && s.sharing.rank == 0)
+      std::cerr << "swarmfit: warning: the step is too large for these data at the configuration's values ("
+                << f.step_check.describe() << "): set a smaller time_step" << std::endl;
     if (f.resumed)
       std::cout << "  resumed at generation " << f.generation << " (" << f.draws << " draws kept)" << std::endl;
     else if (s.resume)
@@ -109,6 +132,8 @@ int fit_command(int argc, char** argv) {
   };
   if ((s.progress == "on" || (s.progress == "auto" && isatty(STDERR_FILENO))) && s.sharing.rank == 0)
     callbacks.progress = print_progress;
+  else if (s.progress == "auto" && s.sharing.rank == 0)
+    callbacks.progress = print_progress_lines;
   callbacks.should_stop = stop_requested;
   const FitResult r = run_fit(c, s, callbacks);
   if (r.interrupted && !r.state_saved) {
@@ -134,6 +159,18 @@ int fit_command(int argc, char** argv) {
   std::cout << ", convergence checks " << t.checks << " s, checkpoints " << t.checkpoints << " s, sampler and the rest "
             << t.sampling - t.likelihood - t.checks - t.checkpoints << " s\n"
             << std::setprecision(6);
+  // An answer that may be wrong says so: in the log (stdout), on the terminal (stderr) and in the
+  // run file (attributes stopping_rule and integration_check_best).
+  std::cout << "  stopping rule " << r.stopping_rule << "\n";
+  if (!r.converged && s.sharing.rank == 0)
+    std::cerr << "swarmfit: warning: not converged (" << r.stopping_rule << "): continue with --resume "
+              << "generations=N (a larger N), or do not trust these intervals\n";
+  if (r.best_step_check.done) {
+    std::cout << "  integration at the best draw: " << r.best_step_check.describe() << "\n";
+    if (!r.best_step_check.passed() && s.sharing.rank == 0)
+      std::cerr << "swarmfit: warning: the step is too large for these data at the best draw ("
+                << r.best_step_check.describe() << "): fit again with a smaller time_step\n";
+  }
   if (!r.summary.empty()) {
     std::cout << "  posterior (" << r.run.chain.num_draws() - r.first_draw << " draws x " << r.run.chain.num_walkers
               << " walkers after the burn-in):\n";

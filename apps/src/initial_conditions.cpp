@@ -1,5 +1,6 @@
 #include "initial_conditions.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -13,7 +14,16 @@ std::unique_ptr<Ensemble> read_initial_conditions(const std::string& path) {
   if (rows.empty()) throw InputError(path + ": empty file (expected a header and one row per body)");
   const std::vector<std::string> required = {"system", "body", "mass", "x", "y", "z", "vx", "vy", "vz"};
   std::map<std::string, std::size_t> column;
-  for (std::size_t k = 0; k < rows[0].fields.size(); ++k) column[rows[0].fields[k]] = k;
+  const std::string header = path + ":" + std::to_string(rows[0].line) + ": ";
+  for (std::size_t k = 0; k < rows[0].fields.size(); ++k) {
+    const std::string& name = rows[0].fields[k];
+    static const std::vector<std::string> known = {"system", "body", "mass", "x",      "y",    "z",
+                                                   "vx",     "vy",   "vz",   "radius", "time", "status"};
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InputError(header + "unknown column '" + name +
+                       "' (known: system, body, mass, x, y, z, vx, vy, vz, radius, time, status)");
+    if (!column.emplace(name, k).second) throw InputError(header + "column '" + name + "' given twice");
+  }
   for (const auto& name : required) {
     if (!column.count(name))
       throw InputError(path + ":" + std::to_string(rows[0].line) + ": header lacks column '" + name + "'");

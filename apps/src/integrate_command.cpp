@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -24,9 +26,8 @@ namespace swarmfit::app {
 namespace {
 
 // Swarm-NG test mode (Dindar et al. 2013, sec. 5.2.1): compare with a reference file.
-int compare_with_reference(const Ensemble& e, const std::string& path, double pos_threshold, double vel_threshold,
-                           double time_threshold) {
-  std::unique_ptr<Ensemble> ref = read_initial_conditions(path);
+int compare_with_reference(const Ensemble& e, const Ensemble* ref, const std::string& path, double pos_threshold,
+                           double vel_threshold, double time_threshold) {
   if (ref->num_systems() != e.num_systems() || ref->num_bodies() != e.num_bodies())
     throw InputError(path + ": reference has " + std::to_string(ref->num_systems()) + " systems of " +
                      std::to_string(ref->num_bodies()) + " bodies; the run has " + std::to_string(e.num_systems()) +
@@ -115,15 +116,50 @@ int integrate_command(int argc, char** argv) {
     g.num_systems = positive<long>(vm, o, "nsys");
     g.num_bodies = vm["nbod"].as<int>();
     if (g.num_bodies < kMinBodies || g.num_bodies > kMaxBodies) bad_value(o, "nbod", "must be between 2 and 16");
+    check_memory(static_cast<double>(g.num_systems), g.num_bodies, "nsys", o);
     g.planet_mass = positive<double>(vm, o, "planet_mass", true);
     g.spacing_factor = vm["spacing_factor"].as<double>();
     if (!(g.spacing_factor > 0 && std::isfinite(g.spacing_factor))) bad_value(o, "spacing_factor", "must be positive");
     g.G = request.step.G;
+    if (o.settings.count("seed") && o.settings.at("seed").value.find('-') != std::string::npos)
+      bad_value(o, "seed", "must be a whole number >= 0");
     g.seed = vm["seed"].as<std::uint64_t>();
     ensemble = generate_swarm_ensemble(g);
     ic_origin = "generated initial conditions";
   }
   check_initial_conditions(*ensemble, ic_origin, destination, o);
+  // The reference is read (and its shape checked) before the work, as every input.
+  std::unique_ptr<Ensemble> reference;
+  if (args.count("reference")) {
+    const std::string path = args["reference"].as<std::string>();
+    reference = read_initial_conditions(path);
+    if (reference->num_systems() != ensemble->num_systems() || reference->num_bodies() != ensemble->num_bodies())
+      throw InputError(path + ": reference has " + std::to_string(reference->num_systems()) + " systems of " +
+                       std::to_string(reference->num_bodies()) + " bodies; the run has " +
+                       std::to_string(ensemble->num_systems()) + " of " + std::to_string(ensemble->num_bodies()));
+  }
+  const double work_limit = positive<double>(vm, o, "work_limit");
+  const double limit_gb = vm["output_limit_gb"].as<double>();
+  if (!(limit_gb > 0)) bad_value(o, "output_limit_gb", "must be positive");
+  const WorkPlan plan = plan_work(*ensemble, request, work_limit, o);
+  const double energy_tolerance = positive<double>(vm, o, "energy_tolerance");
+  if (snapshot_interval > 0) {
+    const double snapshots = std::ceil((destination - ensemble->time(0)) / snapshot_interval) + 1;
+    const double bytes = snapshots * static_cast<double>(ensemble->num_systems()) *
+                         (ensemble->num_bodies() * 6.0 * sizeof(double) + sizeof(int) + sizeof(double));
+    if (!(bytes <= limit_gb * 1e9)) {
+      char text[200];
+      std::snprintf(text, sizeof text, "%.4g snapshots would take %.4g GB, above output_limit_gb = %g", snapshots,
+                    bytes / 1e9, limit_gb);
+      bad_value(o, "snapshot_interval", text);
+    }
+  }
+  const bool overwrite = vm["overwrite"].as<bool>();
+  for (const char* key : {"output", "output_csv"})
+    if (vm.count(key) && std::filesystem::exists(vm[key].as<std::string>()) && !overwrite)
+      bad_value(o, key, vm[key].as<std::string>() + " exists (add overwrite=true to replace it)");
+  // A signal mid-run removes the partial outputs (nothing half-written is left).
+  h5::remove_partials_on_signals();
   // Create the outputs now, so an unwritable path fails before the work.
   std::unique_ptr<Hdf5Writer> hdf5;
   if (vm.count("output")) {
@@ -181,6 +217,12 @@ int integrate_command(int argc, char** argv) {
   // ---- summary and outputs
   RunSummary summary;
   summary.energy_error = relative_energy_errors(energy0, *ensemble, request.step.G);
+  long energy_flagged = 0;
+  for (long s = 0; s < m; ++s)
+    if (ensemble->status(s) == kStatusOk && !(std::abs(summary.energy_error[s]) <= energy_tolerance)) {
+      ensemble->set_status(s, kStatusEnergyError);
+      ++energy_flagged;
+    }
   std::map<int, long> by_status;
   double total_steps = 0;
   for (long s = 0; s < m; ++s) {
@@ -196,7 +238,7 @@ int integrate_command(int argc, char** argv) {
   const ErrorSpread spread = error_spread(summary.energy_error);
   std::ostringstream status_line;
   for (const auto& [code, count] : by_status)
-    status_line << (status_line.tellp() > 0 ? ", " : "") << status_name(code) << " " << count;
+    status_line << (status_line.tellp() > 0 ? ", " : "") << integrate_status_name(code) << " " << count;
   std::cout << std::setprecision(3);
   std::cout << "swarmfit integrate: " << integrator_name << " on " << backend << ", " << m << " systems x "
             << ensemble->num_bodies() << " bodies, t = " << start_time << " -> " << destination << "\n"
@@ -206,9 +248,15 @@ int integrate_command(int argc, char** argv) {
   std::cout << "\n  throughput     " << total_steps / wall << " system-steps/s\n"
             << "  |dE/E|         worst " << spread.worst << ", median " << spread.median << "\n"
             << "  status         " << status_line.str() << "\n";
+  if (plan.automatic_max_steps > 0)
+    std::cout << "  step budget    " << plan.automatic_max_steps << " steps per system (automatic; max_steps)\n";
+  if (energy_flagged > 0)
+    std::cerr << "swarmfit: warning: " << energy_flagged << " of " << m
+              << " systems end with |dE/E| above energy_tolerance = " << energy_tolerance
+              << " (status energy_error): their states are not to be trusted; use a smaller time_step\n";
   if (args.count("reference"))
-    return compare_with_reference(*ensemble, args["reference"].as<std::string>(), pos_threshold, vel_threshold,
-                                  time_threshold);
+    return compare_with_reference(*ensemble, reference.get(), args["reference"].as<std::string>(), pos_threshold,
+                                  vel_threshold, time_threshold);
   return 0;
 }
 

@@ -1,7 +1,13 @@
 #include "integrate_settings.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
 #include "swarmfit/integrators/ensemble_checks.hpp"
 #include "swarmfit/integrators/limits.hpp"
+#include "swarmfit/integrators/registry.hpp"
 
 namespace po = boost::program_options;
 
@@ -45,7 +51,15 @@ po::options_description integrate_keys() {
       "collisions", po::value<bool>()->default_value(false),
       "monitor: stop when two bodies touch (radius column of the initial conditions)")(
       "max_steps", po::value<double>()->default_value(0.0),
-      "monitor: stop a system after this many steps (0: unlimited)")(
+      "monitor: stop a system after this many steps (0: unlimited for fixed steps; adaptive schemes: 1000 times "
+      "the estimate, at least 1e6)")(
+      "work_limit", po::value<double>()->default_value(1e12),
+      "refuse runs estimated to take more system-steps (steps x systems) than this; raise it to run them")(
+      "energy_tolerance", po::value<double>()->default_value(1e-3),
+      "a system that ends with |dE/E| above this gets status energy_error (32) instead of ok")(
+      "overwrite", po::value<bool>()->default_value(false), "replace existing output files")(
+      "output_limit_gb", po::value<double>()->default_value(10.0),
+      "refuse runs whose snapshots would take more than this many GB")(
       "backend", po::value<std::string>()->default_value("cpu"), "cpu (OpenMP + SIMD) or cuda")(
       "threads", po::value<int>()->default_value(0), "cpu backend: OpenMP threads (0: all cores)")(
       "cuda_layout", po::value<std::string>()->default_value("auto"),
@@ -124,6 +138,91 @@ IntegrateSettings read_integrate_settings(const po::variables_map& vm, const Key
   if (settings.backend == "cuda" && !cuda_available())
     bad_value(o, "backend", "cuda requested but " + cuda_device_name());
   return settings;
+}
+
+const char* integrate_status_name(int code) { return code == kStatusEnergyError ? "energy_error" : status_name(code); }
+
+namespace {
+std::string sci(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", v);
+  return buffer;
+}
+}  // namespace
+
+WorkPlan plan_work(const Ensemble& e, RunRequest& request, double work_limit, const KeyOrigins& o) {
+  const IntegratorInfo& info = *request.integrator;
+  const StepParams& p = request.step;
+  WorkPlan plan;
+  double worst = 0;
+  long worst_system = 0;
+  int bi = 0, bj = 0;
+  double worst_tau = 0, worst_r = 0;
+  bool by_bodies = false;
+  for (long s = 0; s < e.num_systems(); ++s) {
+    const double span = request.destination_time - e.time(s);
+    double steps = 0;
+    if (!info.adaptive) {
+      steps = std::ceil(span / p.time_step);
+    } else {
+      double tau = 1e300;
+      int ti = 0, tj = 0;
+      double tr = 0;
+      for (int i = 0; i < e.num_bodies(); ++i)
+        for (int j = i + 1; j < e.num_bodies(); ++j) {
+          const double gm = p.G * (e.mass(s, i) + e.mass(s, j));
+          if (!(gm > 0)) continue;
+          double r2 = 0;
+          for (int d = 0; d < 3; ++d) r2 += std::pow(e.position(s, i, d) - e.position(s, j, d), 2);
+          const double t = std::sqrt(r2 * std::sqrt(r2) / gm);
+          if (t < tau) {
+            tau = t;
+            ti = i;
+            tj = j;
+            tr = std::sqrt(r2);
+          }
+        }
+      const double by_max = span / p.max_time_step, by_tau = span / (0.01 * tau);
+      steps = std::max(by_max, by_tau);
+      if (steps > worst) {
+        by_bodies = by_tau > by_max;
+        bi = ti;
+        bj = tj;
+        worst_tau = tau;
+        worst_r = tr;
+      }
+    }
+    if (steps > worst) {
+      worst = steps;
+      worst_system = s;
+    }
+    plan.system_steps += steps;
+  }
+  if (!(plan.system_steps <= work_limit)) {
+    const std::string total = "~" + sci(worst) + " steps for system " + std::to_string(worst_system) + ", " +
+                              sci(plan.system_steps) + " system-steps in all, above work_limit = " + sci(work_limit) +
+                              " (raise work_limit to run it anyway)";
+    if (!info.adaptive) bad_value(o, "time_step", total);
+    if (!by_bodies) bad_value(o, "max_time_step", total);
+    throw InputError("initial conditions: system " + std::to_string(worst_system) + ": bodies " + std::to_string(bi) +
+                     " and " + std::to_string(bj) + " are " + sci(worst_r) + " apart (dynamical time " +
+                     sci(worst_tau) + "): " + total);
+  }
+  if (info.adaptive && request.monitors.max_steps == 0) {
+    const double cap = std::min(std::max(1000.0 * worst, 1e6), std::max(1e6, work_limit / e.num_systems()));
+    request.monitors.max_steps = std::ceil(cap);
+    plan.automatic_max_steps = request.monitors.max_steps;
+  }
+  return plan;
+}
+
+void check_memory(double systems, double bodies, const std::string& key, const KeyOrigins& o) {
+  // Positions, velocities, masses, radii and a scheme's work arrays: at most ~32 doubles a body.
+  const double bytes = systems * bodies * 32 * 8 + systems * 64;
+  const double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (physical > 0 && bytes > 0.8 * physical)
+    bad_value(o, key,
+              "the ensemble would need ~" + sci(bytes / 1e9) + " GB; this machine has " + sci(physical / 1e9) + " GB");
 }
 
 void check_initial_conditions(const Ensemble& e, const std::string& origin, double destination_time,

@@ -54,4 +54,29 @@ IntegrateSettings read_integrate_settings(const boost::program_options::variable
 void check_initial_conditions(const Ensemble& e, const std::string& origin, double destination_time,
                               const KeyOrigins& o);
 
+// A status of the command's own, after the run (written to its outputs like the engine's codes):
+// the system reached the destination time, but its relative energy error exceeds
+// energy_tolerance, so its states are not to be trusted (a step too large, a close encounter).
+constexpr int kStatusEnergyError = 32;
+// status_name() with the command's own code.
+const char* integrate_status_name(int code);
+
+// The work a run will take, estimated before it starts (system-steps: steps per system, summed):
+// fixed-step schemes take (destination - start) / time_step steps; adaptive ones at least
+// span / max_time_step, and about span / (0.01 tau) where tau = min over pairs of
+// sqrt(r^3 / (G (m_i + m_j))) is the system's shortest dynamical time at the start. Past
+// work_limit the run is refused, naming the key (or the two bodies) that make it so. With
+// max_steps = 0 an adaptive run gets an automatic budget per system: 1000 times its estimate, at
+// least 1e6 steps and at most work_limit / systems (status step_budget where it is spent), so a
+// step that collapses later (an encounter) cannot run forever.
+struct WorkPlan {
+  double system_steps = 0;         // the estimate, summed over systems
+  double automatic_max_steps = 0;  // 0: none set
+};
+WorkPlan plan_work(const Ensemble& e, RunRequest& request, double work_limit, const KeyOrigins& o);
+
+// Memory the ensemble takes (bytes, an upper estimate) against the machine's: refused naming
+// `key` past 80% of the physical memory, before anything is allocated.
+void check_memory(double systems, double bodies, const std::string& key, const KeyOrigins& o);
+
 }  // namespace swarmfit::app

@@ -38,7 +38,7 @@ void usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    usage(std::cerr);
+    std::cerr << "swarmfit: error: command line: no command (swarmfit --help lists them)\n";
     return swarmfit::app::kExitBadInput;
   }
   const std::string command = argv[1];
@@ -62,8 +62,7 @@ int main(int argc, char** argv) {
       usage(std::cout);
       return 0;
     }
-    std::cerr << "swarmfit: unknown command '" << command << "'\n";
-    usage(std::cerr);
+    std::cerr << "swarmfit: error: command line: unknown command '" << command << "' (swarmfit --help lists them)\n";
     return swarmfit::app::kExitBadInput;
   } catch (const swarmfit::app::InputError& e) {
     std::cerr << "swarmfit: error: " << e.what() << "\n";

@@ -19,6 +19,7 @@ struct RunSummary {
 
 // A file that appears at its path only after commit() (swarmfit/inference/hdf5_io.hpp).
 using h5::AtomicFile;
+using h5::remove_partials_on_signals;
 
 // HDF5 layout (documented in the README):
 //   /final/{positions [M][n][3], velocities [M][n][3], masses [M][n], time [M], status [M],

@@ -25,7 +25,7 @@ struct CommandLine {
   std::string config, params, output = "predict";
   double grid_step = 0.0;
   std::vector<std::string> overrides;
-  bool help = false;
+  bool help = false, overwrite = false;
 };
 
 CommandLine parse(int argc, char** argv, bool predict) {
@@ -38,7 +38,8 @@ CommandLine parse(int argc, char** argv, bool predict) {
                           "configuration's values)")(
         "output", po::value<std::string>(&c.output)->default_value("predict"), "folder for the CSV files")(
         "grid-step", po::value<double>(&c.grid_step)->default_value(0.0),
-        "RV curve spacing, days (0: the shortest period / 50)");
+        "RV curve spacing, days (0: the shortest period / 50)")("overwrite", po::bool_switch(&c.overwrite),
+                                                                "replace the CSV files if the folder has them");
   po::variables_map vm;
   parse_command_line(argc, argv, options, &c.overrides, vm);
   if (vm.count("help")) {
@@ -67,6 +68,12 @@ int data_command(int argc, char** argv) {
   const CommandLine cl = parse(argc, argv, false);
   if (cl.help) return 0;
   const ModelConfig c = load_model_config(cl.config, cl.overrides, ConfigUse::kDataOnly);
+  // With a model in the file, what fit and predict check too: the data against the model (planets
+  // and instruments it has, data after the reference epoch) and the integration step.
+  bool has_model = false;
+  for (const ConfigSection& s : c.file.sections) has_model = has_model || s.type == "planet";
+  std::string step_line;
+  if (has_model) step_line = load_model_config(cl.config, cl.overrides).step_check.describe();
   const Dataset& d = c.data;
   std::cout << std::fixed << std::setprecision(6);
   if (!d.rv.empty()) {
@@ -88,6 +95,7 @@ int data_command(int argc, char** argv) {
     }
   }
   for (const auto& note : d.notes) std::cout << "note: " << note << "\n";
+  if (has_model) std::cout << "model: the data fit its planets and instruments; integration " << step_line << "\n";
   return 0;
 }
 
@@ -99,7 +107,16 @@ int predict_command(int argc, char** argv) {
   long count = 1;
   std::vector<double> params = c.values;
   if (!cl.params.empty()) params = read_parameter_sets(cl.params, c, count);
-  if (cl.grid_step < 0) throw InputError("command line: --grid-step must be >= 0");
+  if (!(cl.grid_step >= 0) || !std::isfinite(cl.grid_step))
+    throw InputError("command line: --grid-step must be >= 0 and finite");
+  namespace fs = std::filesystem;
+  if (cl.output.empty()) throw InputError("command line: --output is empty");
+  if (fs::exists(cl.output) && !fs::is_directory(cl.output))
+    throw InputError("command line: --output " + cl.output + " exists and is not a folder");
+  for (const char* name : {"rv_data.csv", "rv_curve.csv", "transits.csv"})
+    if (fs::exists(fs::path(cl.output) / name) && !cl.overwrite)
+      throw InputError("command line: --output " + cl.output + " has " + name + " (add --overwrite to replace)");
+  remove_partials_on_signals();
 
   const Predictions pr = predict(c, params, count, cl.grid_step);
   std::filesystem::create_directories(cl.output);
@@ -161,6 +178,10 @@ int predict_command(int argc, char** argv) {
                   model_status_name(pr.status[s]), pr.rv_rms[s], pr.transit_rms[s] * 1440);
     std::cout << line;
   }
+  std::cout << "  integration  " << c.step_check.describe() << "\n";
+  if (!c.step_check.passed())
+    std::cerr << "swarmfit: warning: the step is too large for these data (" << c.step_check.describe()
+              << "): set a smaller time_step\n";
   for (const auto& note : c.data.notes) std::cout << "  note: " << note << "\n";
   std::cout << "  wrote " << cl.output << "/rv_data.csv, rv_curve.csv, transits.csv\n";
   return 0;

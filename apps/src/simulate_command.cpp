@@ -24,7 +24,8 @@ struct Options {
   std::string config, output, instrument = "SIM", planets;
   long seed = 1;
   int rv_count = 40;
-  double rv_error = 3.0, rv_offset = 0.0, rv_jitter = 0.0, span = 0.0, transit_error = 2.0;
+  double rv_error = 3.0, rv_offset = 0.0, rv_jitter = 0.0, span = 0.0, transit_error = 2.0, max_steps = 1e9;
+  bool overwrite = false;
   std::vector<std::string> overrides;
 };
 
@@ -62,7 +63,10 @@ int simulate_command(int argc, char** argv) {
       "instrument", po::value<std::string>(&o.instrument)->default_value("SIM"), "RV instrument name")(
       "transit-planets", po::value<std::string>(&o.planets)->default_value(""),
       "comma-separated planets with transit times (default: all)")(
-      "transit-error", po::value<double>(&o.transit_error)->default_value(2.0), "transit-time error bar, minutes");
+      "transit-error", po::value<double>(&o.transit_error)->default_value(2.0), "transit-time error bar, minutes")(
+      "max-steps", po::value<double>(&o.max_steps)->default_value(1e9),
+      "refuse a span that takes more integration steps than this")(
+      "overwrite", po::bool_switch(&o.overwrite), "replace the files of an earlier simulation in --output");
   po::variables_map vm;
   parse_command_line(argc, argv, options, &o.overrides, vm);
   if (vm.count("help")) {
@@ -72,10 +76,58 @@ int simulate_command(int argc, char** argv) {
   }
   if (o.config.empty() || o.output.empty()) throw InputError("command line: --config and --output are required");
   if (!(o.span > 0)) throw InputError("command line: --span must be > 0");
-  if (o.rv_count < 0 || !(o.rv_error > 0) || o.rv_jitter < 0 || !(o.transit_error > 0))
-    throw InputError("command line: --rv-count >= 0, --rv-error > 0, --rv-jitter >= 0, --transit-error > 0");
+  auto finite = [](double v, const char* option, bool positive) {
+    if (!std::isfinite(v) || (positive ? !(v > 0) : !(v >= 0)))
+      throw InputError(std::string("command line: ") + option + " must be " + (positive ? "> 0" : ">= 0") +
+                       " and finite");
+  };
+  if (o.rv_count < 0) throw InputError("command line: --rv-count must be >= 0");
+  finite(o.rv_error, "--rv-error", true);
+  finite(o.rv_jitter, "--rv-jitter", false);
+  finite(o.transit_error, "--transit-error", true);
+  if (!std::isfinite(o.rv_offset)) throw InputError("command line: --rv-offset must be finite");
+  if (o.seed < 0) throw InputError("command line: --seed must be >= 0");
+  if (o.instrument.empty() || o.instrument.find_first_of(" \t[]#;=,") != std::string::npos)
+    throw InputError("command line: --instrument '" + o.instrument +
+                     "': a name without blanks, brackets or # ; = , (it names a config section)");
+  {
+    std::stringstream names(o.planets);
+    for (std::string p; std::getline(names, p, ',');)
+      if (p.empty()) throw InputError("command line: --transit-planets '" + o.planets + "' has an empty name");
+  }
 
+  if (!std::isfinite(o.span)) throw InputError("command line: --span must be finite");
   const ModelConfig c = load_model_config(o.config, o.overrides, ConfigUse::kModelOnly);
+  // Work and output, estimated before any: integration steps at the model's step, and lines.
+  {
+    double min_period = 1e300, transits = 0;
+    for (int p = 0; p < c.model->num_planets(); ++p) {
+      const double period = c.values[c.model->planet_parameter(p, 0)];
+      min_period = std::min(min_period, period);
+      transits += o.span / period;
+    }
+    const double step = c.likelihood.time_step > 0 ? c.likelihood.time_step
+                                                   : default_step_fraction(c.likelihood.integrator) * min_period;
+    const double steps = o.span / step;
+    if (!(steps <= o.max_steps))
+      throw InputError("command line: --span " + fmt(o.span, "%g") + " d takes ~" + fmt(steps, "%.3g") +
+                       " integration steps at " + fmt(step, "%g") + " d, above --max-steps " +
+                       fmt(o.max_steps, "%.3g") + " (raise --max-steps to run it)");
+    if (!(transits <= 1e7))
+      throw InputError("command line: --span " + fmt(o.span, "%g") + " d gives ~" + fmt(transits, "%.3g") +
+                       " transit times, above the limit of 1e7");
+  }
+  namespace fs = std::filesystem;
+  if (fs::exists(o.output) && !fs::is_directory(o.output))
+    throw InputError("command line: --output " + o.output + " exists and is not a folder");
+  {
+    std::vector<std::string> names = {"rv.txt", "truth.csv"};
+    for (const auto& planet : c.model->planets()) names.push_back("transits_" + planet + ".txt");
+    for (const auto& name : names)
+      if (fs::exists(fs::path(o.output) / name) && !o.overwrite)
+        throw InputError("command line: --output " + o.output + " has " + name + " (add --overwrite to replace)");
+  }
+  h5::remove_partials_on_signals();
   SimulationPlan plan;
   plan.span = o.span;
   plan.rv_count = o.rv_count;

@@ -17,6 +17,7 @@
 #include "errors.hpp"
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/inference/run_file.hpp"
+#include "swarmfit/integrators/limits.hpp"
 #include "swarmfit/models/fit_summary.hpp"
 #include "swarmfit/models/model_config.hpp"
 #include "swarmfit/models/stability.hpp"
@@ -27,6 +28,35 @@ namespace po = boost::program_options;
 namespace swarmfit::app {
 
 namespace {
+
+// The options stability and map share, checked; work_limit 0 becomes the backend's default.
+void check_options(const StabilityOptions& s, double& work_limit) {
+  if (!(s.horizon_orbits > 0) || !std::isfinite(s.horizon_orbits))
+    throw InputError("command line: --horizon must be > 0 and finite");
+  if (!(s.steps_per_orbit >= 4) || !std::isfinite(s.steps_per_orbit))
+    throw InputError("command line: --steps-per-orbit must be >= 4 and finite");
+  if (!(s.close_approach >= 0) || !std::isfinite(s.close_approach))
+    throw InputError("command line: --close-approach must be >= 0 and finite");
+  if (s.threads < 0 || s.threads > kMaxThreads)
+    throw InputError("command line: --threads must be 0 (all cores) to " + std::to_string(kMaxThreads));
+  if (!(work_limit >= 0)) throw InputError("command line: --work-limit must be >= 0 (0: automatic)");
+  if (work_limit == 0) work_limit = s.backend == "cuda" ? 1e12 : 1e10;
+}
+
+// The work, estimated before any: steps to the horizon x parameter sets (issue 37: --horizon 1e12
+// ran for ever).
+void check_work(const StabilityPlan& plan, long count, double work_limit) {
+  const double work = static_cast<double>(plan.steps) * static_cast<double>(count);
+  if (!(work <= work_limit)) {
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "command line: --horizon x --steps-per-orbit: %.3g steps x %ld sets = %.3g system-steps, above "
+                  "--work-limit %.3g "
+                  "(raise --work-limit to run it)",
+                  static_cast<double>(plan.steps), count, work, work_limit);
+    throw InputError(why);
+  }
+}
 
 std::string fmt(double v) {
   char buffer[64];
@@ -90,6 +120,7 @@ void write_stability_h5(const std::string& path, const PlanetaryModel& model, co
 int stability_command(int argc, char** argv) {
   po::options_description options("Options");
   std::string run_path, config, params_path, output = "stability.csv", png;
+  double work_limit = 0;
   long burn_in = -1, draws = 0;
   bool resume = false;
   StabilityOptions s;
@@ -110,8 +141,10 @@ int stability_command(int argc, char** argv) {
       "megno-limit", po::value<double>(&s.megno_limit)->default_value(3.0), "chaotic above this MEGNO")(
       "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
       "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(
-      "output", po::value<std::string>(&output)->default_value("stability.csv"),
-      "CSV file of the per-set results (and the same as HDF5 next to it, .h5)")(
+      "work-limit", po::value<double>(&work_limit)->default_value(0),
+      "refuse runs estimated to take more system-steps (steps x sets) than this (0: 1e10 on the cpu backend, "
+      "hours there; 1e12 on cuda)")("output", po::value<std::string>(&output)->default_value("stability.csv"),
+                                    "CSV file of the per-set results (and the same as HDF5 next to it, .h5)")(
       "png", po::value<std::string>(&png),
       "also plot MEGNO and the orbits survived against the eccentricities and period ratios here")(
       "resume", po::bool_switch(&resume),
@@ -126,11 +159,9 @@ int stability_command(int argc, char** argv) {
   }
   if (run_path.empty() == config.empty())
     throw InputError("command line: give a run file (swarmfit stability RUN.h5) or --config with --params");
-  if (!(s.horizon_orbits > 0)) throw InputError("command line: --horizon must be > 0");
-  if (!(s.steps_per_orbit >= 4)) throw InputError("command line: --steps-per-orbit must be >= 4");
-  if (s.close_approach < 0) throw InputError("command line: --close-approach must be >= 0");
+  check_options(s, work_limit);
   if (draws < 0) throw InputError("command line: --draws must be >= 0 (0: all)");
-  if (s.threads < 0) throw InputError("command line: --threads must be >= 0 (0: all)");
+  if (burn_in < -1) throw InputError("command line: --burn-in must be -1 (the first half) or >= 0");
   if (!(s.megno_limit > 2)) throw InputError("command line: --megno-limit must be > 2 (MEGNO tends to 2 when regular)");
   if (s.backend != "cpu" && s.backend != "cuda") throw InputError("command line: --backend must be cpu or cuda");
   if (s.backend == "cuda" && !cuda_available())
@@ -139,6 +170,8 @@ int stability_command(int argc, char** argv) {
   if (!info) throw InputError("command line: --integrator: unknown (" + integrator_names() + ")");
   if (info->adaptive)
     throw InputError("command line: --integrator: " + s.integrator + " adapts its step; take a fixed-step one");
+  check_output_path(output, "--output");
+  if (!png.empty()) check_output_path(png, "--png");
   if (std::filesystem::exists(output)) throw InputError(output + ": exists (remove it or choose another --output)");
   const std::string h5_path =
       (output.size() > 4 && output.compare(output.size() - 4, 4, ".csv") == 0 ? output.substr(0, output.size() - 4)
@@ -149,6 +182,8 @@ int stability_command(int argc, char** argv) {
   s.checkpoint = output + ".checkpoint.h5";
   if (std::filesystem::exists(s.checkpoint) && !resume)
     throw InputError(s.checkpoint + ": a stopped run's checkpoint (--resume continues it, or remove it)");
+  if (std::filesystem::exists(s.checkpoint) && H5Fis_hdf5(s.checkpoint.c_str()) <= 0)
+    throw InputError(s.checkpoint + ": not an HDF5 file (a damaged checkpoint: remove it to start again)");
 
   std::unique_ptr<PlanetaryModel> owned;
   ModelConfig model_config;
@@ -172,12 +207,16 @@ int stability_command(int argc, char** argv) {
     model = model_config.model.get();
     sets = read_parameter_sets(params_path, model_config, count);
   }
-  if (count == 0) throw InputError("no parameter sets to assess");
+  if (count == 0)
+    throw InputError(run_path.empty() ? params_path + ": no parameter sets to assess"
+                                      : "command line: --burn-in " + std::to_string(burn_in) + " leaves no draws of " +
+                                            run_path + " to assess");
   if (model->num_bodies() > kMaxChaosBodies)
     throw InputError("the model has " + std::to_string(model->num_planets()) + " planets; stability takes at most " +
                      std::to_string(kMaxChaosBodies - 1));
 
   const StabilityPlan plan = plan_stability(*model, sets, count, s);
+  check_work(plan, count, work_limit);
   std::cout << "swarmfit stability: " << count << " parameter sets, " << s.integrator << " at " << fmt(plan.time_step)
             << " d for " << fmt(plan.horizon / 365.25) << " yr (" << fmt(s.horizon_orbits) << " outer orbits, "
             << fmt(static_cast<double>(plan.steps)) << " steps), backend " << s.backend << "\n";
@@ -273,6 +312,8 @@ GridAxis parse_axis(const std::string& flag, const std::string& text) {
   }
   if (!(a.n >= 1 && a.n <= 100000) || !std::isfinite(a.lo) || !std::isfinite(a.hi))
     throw InputError("command line: " + flag + ": N must be 1 to 100000 and LO, HI finite");
+  if (!(a.lo < a.hi) && !(a.n == 1 && a.lo == a.hi))
+    throw InputError("command line: " + flag + ": LO must be below HI, got '" + text + "'");
   return a;
 }
 
@@ -281,6 +322,7 @@ GridAxis parse_axis(const std::string& flag, const std::string& text) {
 int map_command(int argc, char** argv) {
   po::options_description options("Options");
   std::string config, x_text, y_text, output = "map.csv", png;
+  double work_limit = 0;
   StabilityOptions s;
   s.horizon_orbits = 1e3;
   options.add_options()("help,h", "show this help")("config", po::value<std::string>(&config), "model configuration")(
@@ -294,7 +336,10 @@ int map_command(int argc, char** argv) {
       "unstable below this many mutual Hill radii (0: off)")(
       "backend", po::value<std::string>(&s.backend)->default_value("cpu"), "cpu or cuda")(
       "threads", po::value<int>(&s.threads)->default_value(0), "CPU threads (0: all)")(
-      "output", po::value<std::string>(&output)->default_value("map.csv"), "CSV file of the grid")(
+      "work-limit", po::value<double>(&work_limit)->default_value(0),
+      "refuse runs estimated to take more system-steps (steps x sets) than this (0: 1e10 on the cpu backend, "
+      "hours there; 1e12 on cuda)")("output", po::value<std::string>(&output)->default_value("map.csv"),
+                                    "CSV file of the grid")(
       "png", po::value<std::string>(&png), "also plot MEGNO and the survival time here (python3, matplotlib)");
   po::variables_map vm;
   parse_command_line(argc, argv, options, nullptr, vm);
@@ -305,16 +350,16 @@ int map_command(int argc, char** argv) {
   if (config.empty() || x_text.empty() || y_text.empty())
     throw InputError("command line: --config, --x and --y are required (swarmfit map --help)");
   const GridAxis x = parse_axis("--x", x_text), y = parse_axis("--y", y_text);
+  if (x.name == y.name) throw InputError("command line: --x and --y vary the same parameter '" + x.name + "'");
   if (static_cast<long>(x.n) * y.n > 10000000) throw InputError("command line: more than 1e7 grid cells");
-  if (!(s.horizon_orbits > 0)) throw InputError("command line: --horizon must be > 0");
-  if (!(s.steps_per_orbit >= 4)) throw InputError("command line: --steps-per-orbit must be >= 4");
-  if (s.close_approach < 0) throw InputError("command line: --close-approach must be >= 0");
-  if (s.threads < 0) throw InputError("command line: --threads must be >= 0 (0: all)");
+  check_options(s, work_limit);
   if (s.backend != "cpu" && s.backend != "cuda") throw InputError("command line: --backend must be cpu or cuda");
   if (s.backend == "cuda" && !cuda_available())
     throw InputError("command line: --backend cuda requested but " + cuda_device_name());
   const IntegratorInfo* info = find_integrator(s.integrator);
   if (!info || info->adaptive) throw InputError("command line: --integrator: take a fixed-step integrator");
+  check_output_path(output, "--output");
+  if (!png.empty()) check_output_path(png, "--png");
   for (const std::string& path : {output, png})
     if (!path.empty() && std::filesystem::exists(path))
       throw InputError(path + ": exists (remove it or choose another)");
@@ -327,7 +372,17 @@ int map_command(int argc, char** argv) {
     throw InputError(std::string("command line: ") + e.what());
   }
   const long count = static_cast<long>(x.n) * y.n;
+  // Every cell a valid orbit (a period > 0, e < 1, ...), or the axis that leaves it is named.
+  for (long k = 0; k < count; ++k) {
+    std::string reason;
+    std::vector<PlanetState> states;
+    const int np = c.model->num_parameters();
+    if (!c.model->planet_states(sets.data() + k * np, states, &reason))
+      throw InputError("command line: --x " + x_text + " --y " + y_text + ": cell " + std::to_string(k % x.n) + "," +
+                       std::to_string(k / x.n) + " is no valid system (" + reason + ")");
+  }
   const StabilityPlan plan = plan_stability(*c.model, sets, count, s);
+  check_work(plan, count, work_limit);
   std::cout << "swarmfit map: " << x.n << " x " << y.n << " cells, " << s.integrator << " at " << fmt(plan.time_step)
             << " d for " << fmt(s.horizon_orbits) << " outer orbits (" << fmt(static_cast<double>(plan.steps))
             << " steps), backend " << s.backend << "\n";

@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 
 namespace swarmfit::h5 {
@@ -64,7 +67,12 @@ std::vector<T> read_typed(hid_t where, const std::string& name, hid_t type, std:
   std::vector<hsize_t> shape(rank > 0 ? rank : 0);
   if (rank > 0) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
   hsize_t count = 1;
-  for (hsize_t d : shape) count *= d;
+  for (hsize_t d : shape) {
+    // A damaged file may declare any shape: refuse what no run file holds (2^31 values, 16 GB).
+    if (d > 0 && count > (hsize_t{1} << 31) / d)
+      throw std::runtime_error("dataset '" + name + "' is implausibly large");
+    count *= d;
+  }
   std::vector<T> out(count);
   if (count > 0) check(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), name);
   if (dims) *dims = shape;
@@ -174,6 +182,10 @@ double read_double_attribute(hid_t where, const std::string& name) {
 }
 long read_long_attribute(hid_t where, const std::string& name) {
   Handle attr(open_attribute(where, name), name);
+  // One value, or HDF5 writes them all into `value` (a damaged file overflowing the stack; found
+  // by tests/fuzz/fuzz_run_file).
+  Handle space(H5Aget_space(attr), name);
+  if (H5Sget_simple_extent_npoints(space) != 1) throw std::runtime_error("attribute '" + name + "' is not one integer");
   long value = 0;
   check(H5Aread(attr, H5T_NATIVE_LONG, &value), name);
   return value;
@@ -191,11 +203,51 @@ std::vector<std::string> read_string_attributes(hid_t where, const std::string& 
   return read_vlen_strings(attr, space, true, name);
 }
 
+namespace {
+// The partial files of this process, for remove_partials_on_signals(): fixed storage that a signal
+// handler can read without allocating (only unlink, async-signal-safe, is called there).
+constexpr int kMaxPartials = 64;
+constexpr std::size_t kMaxPartialPath = 4096;
+char g_partials[kMaxPartials][kMaxPartialPath];
+volatile std::sig_atomic_t g_partial_used[kMaxPartials];
+std::mutex g_partials_mutex;
+
+int register_partial(const std::string& path) {
+  if (path.size() >= kMaxPartialPath) return -1;
+  const std::lock_guard<std::mutex> lock(g_partials_mutex);
+  for (int k = 0; k < kMaxPartials; ++k)
+    if (!g_partial_used[k]) {
+      std::memcpy(g_partials[k], path.c_str(), path.size() + 1);
+      g_partial_used[k] = 1;
+      return k;
+    }
+  return -1;
+}
+void unregister_partial(int slot) {
+  if (slot < 0) return;
+  const std::lock_guard<std::mutex> lock(g_partials_mutex);
+  g_partial_used[slot] = 0;
+}
+
+extern "C" void remove_partials_and_reraise(int signal) {
+  for (int k = 0; k < kMaxPartials; ++k)
+    if (g_partial_used[k]) unlink(g_partials[k]);
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+}  // namespace
+
+void remove_partials_on_signals() {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal, remove_partials_and_reraise);
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   partial_ = path_ + ".partial." + std::to_string(getpid());
+  slot_ = register_partial(partial_);
 }
 AtomicFile::~AtomicFile() {
   if (!committed_) std::remove(partial_.c_str());
+  unregister_partial(slot_);
 }
 void AtomicFile::commit() {
   const int fd = open(partial_.c_str(), O_RDONLY);
@@ -207,6 +259,8 @@ void AtomicFile::commit() {
   if (std::rename(partial_.c_str(), path_.c_str()) != 0)
     throw std::runtime_error("cannot rename " + partial_ + " to " + path_);
   committed_ = true;
+  unregister_partial(slot_);
+  slot_ = -1;
   const std::size_t slash = path_.rfind('/');
   const std::string folder = slash == std::string::npos ? "." : path_.substr(0, slash + 1);
   const int dir = open(folder.c_str(), O_RDONLY | O_DIRECTORY);

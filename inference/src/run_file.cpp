@@ -1,5 +1,6 @@
 #include "swarmfit/inference/run_file.hpp"
 
+#include <cmath>
 #include <mutex>
 #include <stdexcept>
 
@@ -82,6 +83,53 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
   file.commit();
 }
 
+namespace {
+
+// A damaged file (cut, edited, half-copied) must not give made-up numbers or hang a reader: every
+// shape agrees with the parameter list and every stored state is finite.
+void check_consistent(const RunRecord& run) {
+  const std::size_t n = run.names.size();
+  if (n == 0 || run.units.size() != n || run.priors.size() != n || run.values.size() != n)
+    throw std::runtime_error("/parameters: names, units, priors and values differ in length");
+  for (std::size_t k = 0; k < run.free.size(); ++k)
+    if (run.free[k] < 0 || static_cast<std::size_t>(run.free[k]) >= n || (k > 0 && run.free[k] <= run.free[k - 1]))
+      throw std::runtime_error("/parameters/free: not increasing indices of the parameters");
+  const Chain& c = run.chain;
+  const std::size_t d = static_cast<std::size_t>(run.free.size());
+  if (static_cast<std::size_t>(c.num_parameters) != d)
+    throw std::runtime_error("/chain/parameters has " + std::to_string(c.num_parameters) + " columns for " +
+                             std::to_string(d) + " free parameters");
+  const std::size_t cells = c.generation.size() * static_cast<std::size_t>(c.num_walkers);
+  if (c.log_likelihood.size() != cells || c.status.size() != cells || c.accepted.size() != cells)
+    throw std::runtime_error("/chain datasets differ in length");
+  for (std::size_t k = 0; k < c.parameters.size(); ++k)
+    if (!std::isfinite(c.parameters[k]))
+      throw std::runtime_error("/chain/parameters: draw " + std::to_string(k / d / c.num_walkers) + ", walker " +
+                               std::to_string(k / d % c.num_walkers) + ", column " + std::to_string(k % d) +
+                               " is not a finite number");
+  for (std::size_t k = 0; k < cells; ++k)
+    if (std::isnan(c.log_likelihood[k]) || std::isnan(c.log_prior[k]))
+      throw std::runtime_error("/chain: draw " + std::to_string(k / c.num_walkers) + ", walker " +
+                               std::to_string(k % c.num_walkers) + ": ln L or ln prior is NaN");
+  for (std::size_t k = 1; k < c.generation.size(); ++k)
+    if (c.generation[k] <= c.generation[k - 1]) throw std::runtime_error("/chain/generation is not increasing");
+  const DemcmcState& st = run.state;
+  if (static_cast<std::size_t>(st.walkers.rows()) != d && st.walkers.size() > 0)
+    throw std::runtime_error("/state/walkers has " + std::to_string(st.walkers.rows()) + " parameters for " +
+                             std::to_string(d) + " free parameters");
+  const std::size_t columns = static_cast<std::size_t>(st.walkers.cols());
+  if (static_cast<std::size_t>(st.log_prior.size()) != columns ||
+      static_cast<std::size_t>(st.log_likelihood.size()) != columns || st.status.size() != columns)
+    throw std::runtime_error("/state datasets differ in length");
+  if (!st.walkers.allFinite()) throw std::runtime_error("/state/walkers: a value is not a finite number");
+  if (st.log_likelihood.hasNaN() || st.log_prior.hasNaN())
+    throw std::runtime_error("/state: a walker's ln L or ln prior is NaN");
+  if (run.thin < 1) throw std::runtime_error("attribute thin < 1");
+  if (st.generation < 0) throw std::runtime_error("/state: generation < 0");
+}
+
+}  // namespace
+
 RunRecord read_run(const std::string& path) {
   const std::lock_guard<std::mutex> lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -108,6 +156,7 @@ RunRecord read_run(const std::string& path) {
       c.num_parameters = static_cast<int>(dims[2]);
       c.log_prior = h5::read_doubles(g, "log_prior");
       c.log_likelihood = h5::read_doubles(g, "log_likelihood");
+      if (H5Lexists(g, "log_posterior", H5P_DEFAULT) <= 0) throw std::runtime_error("missing dataset 'log_posterior'");
       c.status = h5::read_ints(g, "status");
       c.accepted = h5::read_longs(g, "accepted");
       c.generation = h5::read_longs(g, "generation");
@@ -155,6 +204,8 @@ RunRecord read_run(const std::string& path) {
       Handle type(H5Aget_type(attr), name);
       if (H5Tget_class(type) == H5T_STRING) run.attributes[name] = h5::read_string_attribute(h5, name);
     }
+    if (H5Aexists(h5, "burn_in_draws") > 0) run.burn_in_draws = h5::read_long_attribute(h5, "burn_in_draws");
+    check_consistent(run);
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not a complete swarmfit run file: " + e.what());
   }

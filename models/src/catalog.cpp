@@ -428,10 +428,23 @@ std::map<std::string, std::vector<PlanetRow>> read_planets(const std::string& pa
       const auto c = column.find(name);
       return c != column.end() && c->second < f.size() ? trim(f[c->second]) : std::string();
     };
+    const std::string where = path + ":" + std::to_string(rows[k].line);
+    if (f.size() != rows[0].fields.size())
+      throw InputError(where + ": expected " + std::to_string(rows[0].fields.size()) +
+                       " fields (as the header), found " + std::to_string(f.size()));
+    // An empty field is a value the archive does not give; anything else must be a finite number.
     auto value = [&](const char* name) {
+      const std::string t = text(name);
+      if (t.empty()) return kNaN;
       double x = kNaN;
-      return number(text(name), x) ? x : kNaN;
+      if (!number(t, x) || !std::isfinite(x))
+        throw InputError(where + ": column '" + name + "': '" + t + "' is not a finite number");
+      return x;
     };
+    const std::string kind = text("time_kind");
+    if (!kind.empty() && kind.rfind("tperi", 0) != 0 && kind.rfind("tc", 0) != 0)
+      throw InputError(where + ": column 'time_kind': '" + kind + "' (expected tperi, tc or empty)");
+    if (value("period_days") <= 0) throw InputError(where + ": column 'period_days': must be > 0");
     PlanetRow r;
     CatalogPlanet& p = r.planet;
     p.letter = text("planet");
@@ -1063,6 +1076,8 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   for (const std::string& o : settings.overrides) check_key(o.substr(0, o.find('=')), "command line");
   if (settings.output.empty()) throw InputError("catalog: give --output DIR");
   std::error_code ec;
+  // A catalog refused for its command line leaves no folder it made behind.
+  const bool made_output = !fs::exists(settings.output);
   fs::create_directories(fs::path(settings.output) / "targets", ec);
   if (ec) throw InputError("--output " + settings.output + ": " + ec.message());
 
@@ -1119,6 +1134,12 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
         }
       }
     } catch (const InputError& e) {
+      // A command-line value (an override, the same for every target) is the user's error, not
+      // the target's: it stops the catalog before any work.
+      if (std::string(e.what()).rfind("command line", 0) == 0) {
+        if (made_output && settings.primary) fs::remove_all(settings.output, ec);
+        throw;
+      }
       t.skip = std::string("its configuration is refused: ") + e.what();
     }
   }

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -91,6 +93,32 @@ void write_predictive(hid_t file, const Predictions& p, const std::vector<double
   h5::write(g, "transit_model", {n, static_cast<hsize_t>(p.transit_rows.size())}, p.transit_model.data());
 }
 
+// A digest of the data as read (FNV-1a over every time, value and error): a run resumed on data
+// that changed since it was written would mix two posteriors.
+std::string data_digest(const Dataset& d) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](double v) {
+    unsigned char bytes[sizeof v];
+    std::memcpy(bytes, &v, sizeof v);
+    for (unsigned char b : bytes) h = (h ^ b) * 1099511628211ull;
+  };
+  for (const auto& o : d.rv) {
+    mix(o.time);
+    mix(o.rv);
+    mix(o.error);
+    mix(o.instrument);
+  }
+  for (const auto& o : d.transits) {
+    mix(o.time);
+    mix(o.error);
+    mix(static_cast<double>(o.epoch));
+    mix(o.planet);
+  }
+  char text[20];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
 // The run file to resume, checked against what the configuration gives now.
 RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, const FitSettings& s) {
   RunRecord run;
@@ -117,6 +145,8 @@ RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, 
   if (run.thin != s.thin) mismatch("thin");
   const auto config = run.attributes.find("config");
   if (config == run.attributes.end() || config->second != c.file.text) mismatch("configuration text");
+  const auto digest = run.attributes.find("data_digest");
+  if (digest != run.attributes.end() && digest->second != data_digest(c.data)) mismatch("data (a data file changed)");
   return run;
 }
 
@@ -185,7 +215,7 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   f.init = vm["init"].as<std::string>();
   if (f.init != "guess" && f.init != "prior") fail("init", "expected guess or prior, got '" + f.init + "'");
   f.init_scatter = vm["init_scatter"].as<double>();
-  if (!(f.init_scatter > 0)) fail("init_scatter", "must be > 0");
+  if (!(f.init_scatter > 0) || !std::isfinite(f.init_scatter)) fail("init_scatter", "must be > 0 and finite");
   f.optimize = vm["optimize"].as<long>();
   if (f.optimize < 0) fail("optimize", "must be >= 0");
   f.sampler.snooker.probability = vm["snooker"].as<double>();
@@ -196,18 +226,19 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   f.sampler.kde.components = vm["kde_components"].as<int>();
   if (f.sampler.kde.components < 2) fail("kde_components", "must be >= 2");
   f.sampler.kde.bandwidth = vm["kde_bandwidth"].as<double>();
-  if (!(f.sampler.kde.bandwidth > 0)) fail("kde_bandwidth", "must be > 0");
+  if (!(f.sampler.kde.bandwidth > 0) || !std::isfinite(f.sampler.kde.bandwidth))
+    fail("kde_bandwidth", "must be > 0 and finite");
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();
-  if (temperatures > 1 && !(t_max > 1)) fail("max_temperature", "must be > 1");
+  if (!(t_max > 1) || !std::isfinite(t_max)) fail("max_temperature", "must be > 1 and finite");
   f.sampler.temperatures.assign(1, 1.0);
   for (int k = 1; k < temperatures; ++k)  // geometric ladder (Earl & Deem 2005)
     f.sampler.temperatures.push_back(std::pow(t_max, static_cast<double>(k) / (temperatures - 1)));
   f.rhat_target = vm["rhat_target"].as<double>();
   if (!(f.rhat_target > 1)) fail("rhat_target", "must be > 1");
   f.ess_target = vm["ess_target"].as<double>();
-  if (f.ess_target < 0) fail("ess_target", "must be >= 0");
+  if (!(f.ess_target >= 0)) fail("ess_target", "must be >= 0");
   f.check_every = vm["check_every"].as<long>();
   if (f.check_every < 1) fail("check_every", "must be >= 1");
   f.predictive_draws = vm["predictive_draws"].as<int>();
@@ -216,12 +247,40 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (f.progress != "auto" && f.progress != "on" && f.progress != "off") fail("progress", "expected auto, on or off");
   const int needed = 2 * num_free + 2 + (2 * num_free + 2) % 2;
   const int needed_snooker = f.sampler.snooker.probability > 0 ? std::max(needed, 6) : needed;
+  f.max_run_file_gb = vm["max_run_file_gb"].as<double>();
+  if (!(f.max_run_file_gb > 0)) fail("max_run_file_gb", "must be > 0");
   f.walkers = vm["walkers"].as<int>();
   // Default: 4 d, rounded up so each half fills whole SIMD chunks of 8 systems on 2 threads.
   if (f.walkers == 0) f.walkers = (std::max(needed_snooker, 4 * num_free) + 31) / 32 * 32;
   if (f.walkers % 2 != 0 || f.walkers < needed_snooker)
     fail("walkers", "must be even and at least " + std::to_string(needed_snooker) + " for " + std::to_string(num_free) +
                         " free parameters (2 d + 2), got " + std::to_string(f.walkers));
+  // The run file's size, estimated before any work: the chain (kept draws x walkers x (free
+  // parameters + 4 columns)) and the predictive draws' model values at the data and on the RV
+  // curve's grid (predict(): the shortest period / 50, at most 2e6 points).
+  {
+    double min_period = 1e300;
+    for (int p = 0; p < c.model->num_planets(); ++p)
+      min_period = std::min(min_period, c.values[c.model->planet_parameter(p, 0)]);
+    const double span = c.data.rv.empty() && c.data.transits.empty() ? 0 : c.data.last_time() - c.data.first_time();
+    const double grid = std::min(2e6, 1.1 * span / (min_period / 50.0) + 2);
+    const double temperatures = static_cast<double>(f.sampler.temperatures.size());
+    const double chain = std::ceil(static_cast<double>(f.generations) / f.thin) * f.walkers * (num_free + 4) * 8.0;
+    const double state = f.walkers * temperatures * (num_free + 4) * 8.0;
+    const double data = (c.data.rv.size() + c.data.transits.size()) * 64.0;
+    const double predictive =
+        (f.predictive_draws + 1.0) * (c.data.rv.size() + c.data.transits.size() + grid + num_free) * 8.0;
+    const double total = chain + state + data + predictive;
+    if (total > f.max_run_file_gb * 1e9) {
+      char why[240];
+      std::snprintf(why, sizeof why,
+                    "the run file would take ~%.3g GB (chain %.3g GB, predictive draws %.3g GB), above "
+                    "max_run_file_gb = %g: ",
+                    total / 1e9, chain / 1e9, predictive / 1e9, f.max_run_file_gb);
+      if (predictive > chain) fail("predictive_draws", std::string(why) + "lower predictive_draws");
+      fail("generations", std::string(why) + "raise thin or lower generations");
+    }
+  }
   return f;
 }
 
@@ -291,6 +350,19 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
                                std::to_string(h5_release) + ", eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
                                std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
                                ", compiler " + __VERSION__;
+  run.attributes["integration_check"] = c.step_check.describe();
+  run.attributes["data_digest"] = data_digest(c.data);
+  {
+    // What the command line changed (the config attribute is the file's text, as resume compares).
+    std::string changed;
+    for (const auto& [key, setting] : c.settings)
+      if (setting.origin == "command line") changed += key + " = " + setting.value + "\n";
+    for (const ConfigSection& section : c.file.sections)
+      for (const ConfigEntry& e : section.entries)
+        if (e.origin.rfind("command line", 0) == 0)
+          changed += "[" + section.type + " " + section.name + "] " + e.key + " = " + e.value + "\n";
+    run.attributes["command_line_settings"] = changed;
+  }
   run.attributes["integrator"] = c.likelihood.integrator;
   run.attributes["backend"] = c.likelihood.backend;
   describe_model(*c.model, run.attributes);
@@ -306,6 +378,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     start.integrator = c.likelihood.integrator;
     start.backend = c.likelihood.backend;
     start.time_step = problem.time_step();
+    start.step_check = c.step_check;
     start.resumed = resumed;
     start.generation = run.state.generation;
     start.draws = run.chain.num_draws();
@@ -414,6 +487,21 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
                    best_index);
   const long count = static_cast<long>(log_posterior.size());
   const Predictions predictions = count > 0 && s.sharing.rank == 0 ? predict(c, params, count, 0.0) : layout;
+  // The stopping rule and the integration-error check at the best draw, in the run file and the
+  // result (the command warns): an answer that may be wrong says so.
+  char rule[200];
+  std::snprintf(rule, sizeof rule, "%s: worst R-hat %.4g (target %.4g), min ESS %.4g (target %.4g)",
+                done.converged ? "met" : "NOT met", done.worst_rhat, s.rhat_target, done.min_ess, s.ess_target);
+  result.stopping_rule = rule;
+  run.attributes["stopping_rule"] = rule;
+  if (count > 0 && s.sharing.rank == 0) {
+    const int np = space.num_parameters();
+    const std::vector<double> best(params.begin() + best_index * np, params.begin() + (best_index + 1) * np);
+    LikelihoodSettings used = c.likelihood;
+    used.time_step = problem.time_step();  // the run's step (the best draw's periods would give another)
+    result.best_step_check = check_time_step(c.data, *c.model, used, best);
+    run.attributes["integration_check_best"] = result.best_step_check.describe();
+  }
   write(&predictions, &params, &log_posterior, best_index);
   t.total = elapsed();
   if (run.chain.num_draws() - result.first_draw >= 4) {

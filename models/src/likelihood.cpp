@@ -52,7 +52,7 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
     max_period = std::max(max_period, period);
   }
   if (!(min_period > 0) || !std::isfinite(max_period)) throw InputError("every planet needs a period > 0");
-  time_step_ = settings_.time_step > 0 ? settings_.time_step : settings_.default_time_step_fraction * min_period;
+  time_step_ = settings_.time_step > 0 ? settings_.time_step : default_step_fraction(settings_.integrator) * min_period;
   const double last = (data_.rv.empty() && data_.transits.empty()) ? t_ref : data_.last_time();
   duration_ = (last - t_ref) + 0.6 * max_period + settings_.extra_time;
 
@@ -62,7 +62,12 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
   for (std::size_t j = 0; j < data_.instruments.size(); ++j) {
     const auto& names = model_.instruments();
     auto it = std::find(names.begin(), names.end(), data_.instruments[j]);
-    if (it == names.end()) throw InputError("RV instrument '" + data_.instruments[j] + "' is not in the model");
+    if (it == names.end()) {
+      std::string where;
+      for (const auto& o : data_.rv)
+        if (o.instrument == static_cast<int>(j) && where.empty()) where = o.origin + ": ";
+      throw InputError(where + "RV instrument '" + data_.instruments[j] + "' is not in the model");
+    }
     instrument_of_model_[j] = static_cast<int>(it - names.begin());
   }
   rv_centre_.assign(model_.instruments().size(), 0.0);
@@ -90,7 +95,11 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
     if (it == names.end()) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw InputError("transit times for planet '" + data_.planets[p] + "', but the model's planets are " + list);
+      std::string where;
+      for (const auto& o : data_.transits)
+        if (o.planet == static_cast<int>(p) && where.empty()) where = o.origin + ": ";
+      throw InputError(where + "transit times for planet '" + data_.planets[p] + "', but the model's planets are " +
+                       list);
     }
     body_of_data_planet[p] = static_cast<int>(it - names.begin()) + 1;
   }
@@ -149,6 +158,16 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
   double norm = rv_log_norm(tables_.num_rv);
   for (double sigma : transit_error_) norm += transit_log_norm(sigma, settings_.student_nu);
   tables_.log_norm = norm;
+}
+
+double default_step_fraction(const std::string& integrator) {
+  const IntegratorInfo* info = find_integrator(integrator);
+  if (!info) throw InputError("unknown integrator '" + integrator + "'");
+  if (info->scheme == SchemeId::kMvs || info->scheme == SchemeId::kSaba4 || info->scheme == SchemeId::kWhfast)
+    return 1.0 / 20.0;  // Kepler splitting: the Kepler drift is exact
+  if (info->order >= 5) return 1.0 / 100.0;
+  if (info->order == 4) return 1.0 / 200.0;
+  return 1.0 / 2000.0;  // leapfrog: 2nd order on the whole orbit
 }
 
 LinearEphemeris LikelihoodProblem::ephemeris(int planet) const {

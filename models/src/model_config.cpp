@@ -1,6 +1,8 @@
 #include "swarmfit/models/model_config.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "swarmfit/integrators/limits.hpp"
@@ -52,6 +54,49 @@ const ConfigEntry* find(const ConfigSection& s, const std::string& key) {
   return nullptr;
 }
 
+// Overrides of section keys: KEY_NAME=value sets KEY in [planet NAME] (period_b=9.8) or
+// [instrument NAME] (jitter_HARPS=2), as the parameters are named in [priors]. Taken out of
+// `overrides`; the rest are global keys.
+void apply_section_overrides(SectionedConfig& file, std::vector<std::string>& overrides,
+                             const po::options_description& known) {
+  std::vector<std::string> global;
+  std::set<std::string> given;
+  for (const std::string& item : overrides) {
+    const auto equals = item.find('=');
+    const std::string key = equals == std::string::npos ? item : item.substr(0, equals);
+    ConfigSection* target = nullptr;
+    std::string section_key;
+    if (equals != std::string::npos && known.find_nothrow(key, false) == nullptr) {
+      for (ConfigSection& section : file.sections) {
+        const auto& keys = section.type == "planet" ? kPlanetKeys : kInstrumentKeys;
+        if (section.type != "planet" && section.type != "instrument") continue;
+        for (const auto& [name, meaning] : keys)
+          if (key == name + "_" + section.name) {
+            target = &section;
+            section_key = name;
+          }
+      }
+    }
+    if (!target) {
+      global.push_back(item);
+      continue;
+    }
+    if (!given.insert(key).second) throw InputError("command line: key '" + key + "' given twice");
+    std::string value = item.substr(equals + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    value.erase(value.find_last_not_of(" \t") + 1);
+    const ConfigEntry entry{section_key, value, "command line (" + key + ")"};
+    bool replaced = false;
+    for (ConfigEntry& e : target->entries)
+      if (e.key == section_key) {
+        e = entry;
+        replaced = true;
+      }
+    if (!replaced) target->entries.push_back(entry);
+  }
+  overrides = global;
+}
+
 }  // namespace
 
 po::options_description model_keys() {
@@ -69,9 +114,11 @@ po::options_description model_keys() {
       "eccentricity_parameter", po::value<std::string>()->default_value("secosw"),
       "secosw (sqrt(e) cos w, sqrt(e) sin w) or ecosw (e cos w, e sin w)")(
       "integrator", po::value<std::string>()->default_value("mvs"), ("integration scheme: " + integrators).c_str())(
-      "time_step", po::value<double>()->default_value(0.0), "days (0: the shortest period / 20)")(
-      "mvs_coordinates", po::value<std::string>()->default_value("jacobi"),
-      "mvs: jacobi (drift-kick-drift, with symplectic correctors) or democratic_heliocentric")(
+      "time_step", po::value<double>()->default_value(0.0),
+      "days (0: chosen for the integrator: the shortest period / 20 for mvs, whfast and saba4, / 100 for rkck, "
+      "/ 200 for hermite, / 2000 for leapfrog, halved until the model changes by less than 0.1 data errors at "
+      "half the step)")("mvs_coordinates", po::value<std::string>()->default_value("jacobi"),
+                        "mvs: jacobi (drift-kick-drift, with symplectic correctors) or democratic_heliocentric")(
       "mvs_corrector", po::value<int>()->default_value(3), "mvs jacobi: symplectic corrector order: 0, 3, 5 or 7")(
       "marginalize_offsets", po::value<bool>()->default_value(false),
       "integrate the RV offsets out analytically (uniform prior) instead of fitting them")(
@@ -131,7 +178,10 @@ po::options_description fit_keys() {
       "generations between checks (convergence checks thin out to 1/32-1/16 of the run)")(
       "predictive_draws", po::value<int>()->default_value(50),
       "posterior draws whose model curves are stored for plots")(
-      "progress", po::value<std::string>()->default_value("auto"), "progress line: auto (on a terminal), on or off");
+      "max_run_file_gb", po::value<double>()->default_value(4.0),
+      "refuse settings whose run file is estimated to be larger (GB)")(
+      "progress", po::value<std::string>()->default_value("auto"),
+      "progress: auto (a line updated in place on a terminal, else a line every 30 s on stderr), on or off");
   return keys;
 }
 
@@ -166,7 +216,9 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
     }
     c.settings[e.key] = Setting{e.value, e.origin};
   }
-  apply_overrides(c.settings, overrides, known);
+  std::vector<std::string> global_overrides = overrides;
+  apply_section_overrides(c.file, global_overrides, known);
+  apply_overrides(c.settings, global_overrides, known);
   store_settings(c.settings, known, c.vm);
   auto origin = [&](const std::string& key) {
     auto it = c.settings.find(key);
@@ -222,6 +274,8 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   options.phase_from_mean_anomaly = choice("phase_parameter", {"tc", "mean_anomaly"}) == "mean_anomaly";
   options.plain_eccentricity_vector = choice("eccentricity_parameter", {"secosw", "ecosw"}) == "ecosw";
   options.reference_epoch = c.vm["reference_epoch"].as<double>();
+  if (!std::isfinite(options.reference_epoch))
+    throw InputError(origin("reference_epoch") + ": key 'reference_epoch' must be finite");
   std::vector<std::string> planet_names;
   for (const ConfigSection* s : planets) planet_names.push_back(s->name);
   c.model = std::make_unique<PlanetaryModel>(planet_names, c.data.instruments, options);
@@ -292,21 +346,24 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   if (!find_integrator(L.integrator))
     throw InputError(origin("integrator") + ": key 'integrator': unknown integrator '" + L.integrator + "'");
   L.time_step = c.vm["time_step"].as<double>();
-  if (L.time_step < 0) throw InputError(origin("time_step") + ": key 'time_step' must be >= 0");
+  if (!(L.time_step >= 0) || !std::isfinite(L.time_step))
+    throw InputError(origin("time_step") + ": key 'time_step' must be >= 0 and finite");
   L.mvs_jacobi = choice("mvs_coordinates", {"democratic_heliocentric", "jacobi"}) == "jacobi";
   L.mvs_corrector = c.vm["mvs_corrector"].as<int>();
   if (L.mvs_corrector != 0 && L.mvs_corrector != 3 && L.mvs_corrector != 5 && L.mvs_corrector != 7)
     throw InputError(origin("mvs_corrector") + ": key 'mvs_corrector': expected 0, 3, 5 or 7");
   L.star_radius = c.vm["star_radius"].as<double>() * units::kSolarRadius;
+  if (!(L.star_radius >= 0)) throw InputError(origin("star_radius") + ": key 'star_radius' must be >= 0");
   L.marginalize_offsets = c.vm["marginalize_offsets"].as<bool>();
-  if (choice("transit_likelihood", {"gaussian", "student"}) == "student") {
-    L.student_nu = c.vm["student_nu"].as<double>();
-    if (!(L.student_nu > 0)) throw InputError(origin("student_nu") + ": key 'student_nu' must be > 0");
-  }
+  const double student_nu = c.vm["student_nu"].as<double>();
+  if (!(student_nu > 0) || !std::isfinite(student_nu))
+    throw InputError(origin("student_nu") + ": key 'student_nu' must be > 0 and finite");
+  if (choice("transit_likelihood", {"gaussian", "student"}) == "student") L.student_nu = student_nu;
   L.monitors.close_approach = c.vm["close_approach"].as<double>();
   if (!(L.monitors.close_approach >= 0) || !std::isfinite(L.monitors.close_approach))
     throw InputError(origin("close_approach") + ": key 'close_approach' must be >= 0 (0: no close-encounter stop)");
   L.monitors.rmax = c.vm["rmax"].as<double>();
+  if (!(L.monitors.rmax >= 0)) throw InputError(origin("rmax") + ": key 'rmax' must be >= 0 (0: off)");
   L.monitors.stop_on_unbound = c.vm["stop_on_unbound"].as<bool>();
   L.backend = choice("backend", {"cpu", "cuda"});
   L.reproducible = c.vm["reproducible"].as<bool>();
@@ -330,6 +387,29 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   S.options.backend = L.backend;
   S.options.threads = L.threads;
   if (c.vm["star_mass"].as<double>() <= 0) throw InputError(origin("star_mass") + ": key 'star_mass' must be > 0");
+  if (use == ConfigUse::kModelAndData) {
+    // One model integration past kMaxModelSteps (a step of 1e-12 d, a reference epoch 1e9 d
+    // before the data) would run for hours: refused before the step check integrates anything.
+    double min_period = 1e300, max_period = 0;
+    for (int p = 0; p < c.model->num_planets(); ++p) {
+      min_period = std::min(min_period, c.values[c.model->planet_parameter(p, 0)]);
+      max_period = std::max(max_period, c.values[c.model->planet_parameter(p, 0)]);
+    }
+    const double last = c.data.rv.empty() && c.data.transits.empty() ? options.reference_epoch : c.data.last_time();
+    const double duration = last - options.reference_epoch + 0.6 * max_period;
+    const double step = L.time_step > 0 ? L.time_step : default_step_fraction(L.integrator) * min_period;
+    const double steps = duration / step;
+    if (!(steps <= kMaxModelSteps)) {
+      char why[200];
+      std::snprintf(why, sizeof why,
+                    "one model integration would take ~%.3g steps (%.4g d from reference_epoch at "
+                    "%.3g d), above %.0e",
+                    steps, duration, step, kMaxModelSteps);
+      const std::string key = L.time_step > 0 ? "time_step" : "reference_epoch";
+      throw InputError(origin(key) + ": key '" + key + "': " + why);
+    }
+    c.step_check = settle_time_step(c.data, *c.model, L, c.values, origin("integrator"));
+  }
   return c;
 }
 
@@ -370,6 +450,8 @@ std::vector<double> read_parameter_sets(const std::string& path, const ModelConf
   std::vector<int> column_parameter;
   for (const std::string& name : rows[0].fields) {
     const int k = model.index(name);
+    if (k >= 0 && std::count(column_parameter.begin(), column_parameter.end(), k) > 0)
+      throw InputError(path + ":" + std::to_string(rows[0].line) + ": column '" + name + "' given twice");
     if (k < 0) {
       std::string list;
       for (const auto& p : model.parameters()) list += (list.empty() ? "" : ", ") + p.name;
@@ -388,6 +470,10 @@ std::vector<double> read_parameter_sets(const std::string& path, const ModelConf
     std::vector<double> values = config.values;
     for (std::size_t k = 0; k < column_parameter.size(); ++k)
       values[column_parameter[k]] = parse_number(row.fields[k], path, row.line, rows[0].fields[k]);
+    std::string reason;
+    std::vector<PlanetState> states;
+    if (!model.planet_states(values.data(), states, &reason))
+      throw InputError(path + ":" + std::to_string(row.line) + ": not a valid system: " + reason);
     sets.insert(sets.end(), values.begin(), values.end());
     ++count;
   }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+
+#include "swarmfit/observations/input_error.hpp"
 
 namespace swarmfit {
 
@@ -12,11 +15,30 @@ Predictions predict(const ModelConfig& c, const std::vector<double>& params, lon
   double min_period = 1e300;
   for (int p = 0; p < model.num_planets(); ++p)
     min_period = std::min(min_period, c.values[model.planet_parameter(p, 0)]);
-  if (grid_step <= 0) grid_step = min_period / 50.0;
   const double t0 = c.data.first_time() - 0.05 * (c.data.last_time() - c.data.first_time());
+  const double stop_data = c.data.last_time() + 0.05 * (c.data.last_time() - c.data.first_time());
+  if (grid_step <= 0) {
+    grid_step = min_period / 50.0;
+    // The automatic grid widens rather than pass the limit (very long spans of short periods).
+    const double span = stop_data - std::max(model.options().reference_epoch, t0);
+    if (span / grid_step > 0.5 * kMaxGridPoints) grid_step = span / (0.5 * kMaxGridPoints);
+  }
   const double start = std::max(model.options().reference_epoch + grid_step, t0);
-  const double stop = c.data.last_time() + 0.05 * (c.data.last_time() - c.data.first_time()) + grid_step;
-  for (double t = start; t <= stop && out.grid.size() < 2000000; t += grid_step) out.grid.push_back(t);
+  const double stop = stop_data + grid_step;
+  const double points = std::floor((stop - start) / grid_step) + 1;
+  auto g = [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", v);
+    return std::string(buffer);
+  };
+  if (!(points <= kMaxGridPoints))
+    throw InputError("--grid-step " + g(grid_step) + " d: " + g(points) + " points over the data's span, above the " +
+                     "limit of " + g(kMaxGridPoints) + " (choose a larger step)");
+  if (!(points * static_cast<double>(count) <= kMaxCurveValues))
+    throw InputError("--grid-step " + g(grid_step) + " d: " + g(points) + " points x " + std::to_string(count) +
+                     " parameter sets, above the limit of " + g(kMaxCurveValues) +
+                     " values (choose a larger step or fewer sets)");
+  for (long k = 0; k < static_cast<long>(points); ++k) out.grid.push_back(start + k * grid_step);
 
   LikelihoodSettings settings = c.likelihood;
   settings.extra_time = stop - c.data.last_time();

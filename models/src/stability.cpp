@@ -67,7 +67,8 @@ StabilityPlan plan_stability(const PlanetaryModel& model, const std::vector<doub
   // shows chaos in MEGNO that is not in the dynamics.
   plan.time_step = fastest / options.steps_per_orbit;
   plan.horizon = outer * options.horizon_orbits;
-  plan.steps = static_cast<long>(std::ceil(plan.horizon / plan.time_step));
+  // Clamped so that an absurd horizon is a large count (refused by the caller), not an overflow.
+  plan.steps = static_cast<long>(std::min(std::ceil(plan.horizon / plan.time_step), 4e18));
   return plan;
 }
 

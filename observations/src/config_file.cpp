@@ -1,6 +1,7 @@
 #include "swarmfit/observations/config_file.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -43,6 +44,19 @@ void check_known(const std::string& key, const std::string& where, const po::opt
   throw InputError(message);
 }
 
+// A folder, an unreadable file or a binary one (a NUL byte) named in one line.
+void open_config_file(std::ifstream& in, const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a folder, not a configuration file");
+  in.open(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the configuration file");
+}
+
+void refuse_nul(const std::string& line, const std::string& where) {
+  if (line.find('\0') != std::string::npos)
+    throw InputError(where + ": a NUL byte (not a text file, or a damaged one)");
+}
+
 }  // namespace
 
 std::string closest_key(const std::string& key, const po::options_description& known) {
@@ -59,14 +73,15 @@ std::string closest_key(const std::string& key, const po::options_description& k
 }
 
 std::map<std::string, Setting> read_config_file(const std::string& path, const po::options_description& known) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the configuration file");
+  std::ifstream in;
+  open_config_file(in, path);
   std::map<std::string, Setting> settings;
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
     const std::string where = path + ":" + std::to_string(number);
+    refuse_nul(line, where);
     const auto comment = line.find_first_of("#;");
     const std::string text = trim(comment == std::string::npos ? line : line.substr(0, comment));
     if (text.empty()) continue;
@@ -85,11 +100,13 @@ std::map<std::string, Setting> read_config_file(const std::string& path, const p
 
 void apply_overrides(std::map<std::string, Setting>& settings, const std::vector<std::string>& overrides,
                      const po::options_description& known) {
+  std::set<std::string> given;
   for (const std::string& item : overrides) {
     const auto equals = item.find('=');
     if (equals == std::string::npos) throw InputError("command line: expected key=value, got '" + item + "'");
     const std::string key = trim(item.substr(0, equals));
     check_known(key, "command line", known);
+    if (!given.insert(key).second) throw InputError("command line: key '" + key + "' given twice");
     settings[key] = Setting{trim(item.substr(equals + 1)), "command line"};
   }
 }
@@ -121,15 +138,16 @@ std::string directory_of(const std::string& path) {
 
 void read_sections_into(const std::string& path, SectionedConfig& out, int& current, int depth) {
   if (depth > 8) throw InputError(path + ": includes nested too deeply");
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the configuration file");
+  std::ifstream in;
+  open_config_file(in, path);
   out.text += "# ---- " + path + "\n";
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    out.text += line + "\n";
     const std::string where = path + ":" + std::to_string(number);
+    refuse_nul(line, where);
+    out.text += line + "\n";
     const auto comment = line.find('#');
     const std::string text = trim(comment == std::string::npos ? line : line.substr(0, comment));
     if (text.empty()) continue;

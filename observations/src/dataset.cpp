@@ -225,10 +225,13 @@ void Dataset::add(const SourceSpec& spec) {
       throw InputError(where(row) + ": column '" + role + "': an error must be > 0, got " +
                        row.fields[column.at(role)]);
   };
+  // Every row as wide as the first (columns past those named are ignored, alike in every row): a
+  // row with a field more or less is a damaged line, not data.
   for (const TableRow& row : rows)
-    if (row.fields.size() < spec.columns.size())
-      throw InputError(where(row) + ": expected " + std::to_string(spec.columns.size()) + " columns, found " +
-                       std::to_string(row.fields.size()));
+    if (row.fields.size() < spec.columns.size() || row.fields.size() != rows.front().fields.size())
+      throw InputError(
+          where(row) + ": expected " + std::to_string(std::max(spec.columns.size(), rows.front().fields.size())) +
+          " columns (as line " + std::to_string(rows.front().line) + "), found " + std::to_string(row.fields.size()));
 
   if (spec.kind == SourceKind::kRv) {
     for (const TableRow& row : rows) {

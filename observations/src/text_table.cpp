@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -63,16 +64,35 @@ std::vector<TableRow> parse_csv_lines(const std::vector<std::pair<int, std::stri
   return std::move(collector.rows);
 }
 
+// A NUL byte would end a field early where C strings are read (a number cut short and taken):
+// a text file has none, so one names a binary or damaged file.
+void refuse_nul(const std::string& line, const std::string& path, int number) {
+  const auto nul = line.find('\0');
+  if (nul != std::string::npos)
+    throw InputError(path + ":" + std::to_string(number) + ": column " + std::to_string(nul + 1) +
+                     ": a NUL byte (not a text file, or a damaged one)");
+}
+
 }  // namespace
 
-std::vector<TableRow> read_csv(const std::string& path, char delimiter) {
-  std::ifstream in(path, std::ios::binary);
+void open_text_file(std::ifstream& in, const std::string& path, const char* what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a folder, not " + what);
+  in.open(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the file");
+}
+
+std::vector<TableRow> read_csv(const std::string& path, char delimiter) {
+  std::ifstream in;
+  open_text_file(in, path, "a CSV file");
   std::vector<std::pair<int, std::string>> lines;
   std::string line;
   int number = 0;
   // One physical line per call, so a row knows the line it ends on.
-  while (std::getline(in, line)) lines.emplace_back(++number, line);
+  while (std::getline(in, line)) {
+    refuse_nul(line, path, ++number);
+    lines.emplace_back(number, line);
+  }
   std::vector<TableRow> rows = parse_csv_lines(lines, path, delimiter);
   // A blank line is a row with one empty field: drop it.
   std::vector<TableRow> kept;
@@ -82,13 +102,13 @@ std::vector<TableRow> read_csv(const std::string& path, char delimiter) {
 }
 
 std::vector<TableRow> read_table(const std::string& path, const TableFormat& format) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file");
+  std::ifstream in;
+  open_text_file(in, path, "a data file");
   std::vector<std::pair<int, std::string>> lines;
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
-    ++number;
+    refuse_nul(line, path, ++number);
     if (number <= format.skip_lines) continue;
     const std::string text = trim(line);
     if (text.empty()) continue;
@@ -99,12 +119,21 @@ std::vector<TableRow> read_table(const std::string& path, const TableFormat& for
     lines.emplace_back(number, line);
   }
   for (int k = 0; k < format.footer_lines && !lines.empty(); ++k) lines.pop_back();
-  if (format.header && !lines.empty()) lines.erase(lines.begin());
+  const int header_line = format.header && !lines.empty() ? lines.front().first : 0;
+  std::string header_text;
+  if (format.header && !lines.empty()) {
+    header_text = lines.front().second;
+    lines.erase(lines.begin());
+  }
 
   std::vector<TableRow> rows;
   if (format.whitespace) {
-    for (const auto& [row_line, text] : lines) {
+    for (const auto& [row_line, line_text] : lines) {
       TableRow row{row_line, {}};
+      // An inline comment ends the row ("2456496.673 882 20.221 #chip1 used", as published).
+      std::string text = line_text;
+      for (const std::string& marker : format.comments)
+        if (!marker.empty() && text.find(marker) != std::string::npos) text = text.substr(0, text.find(marker));
       std::istringstream fields(text);
       std::string field;
       while (fields >> field) row.fields.push_back(field);
@@ -114,6 +143,27 @@ std::vector<TableRow> read_table(const std::string& path, const TableFormat& for
     rows = parse_csv_lines(lines, path, format.delimiter);
     for (auto& row : rows)
       for (auto& field : row.fields) field = trim(field);
+  }
+  // header = yes on a file without one would silently drop its first point: a header has a
+  // field that is not a number.
+  if (header_line > 0) {
+    std::vector<std::string> fields;
+    std::istringstream split(header_text);
+    std::string field;
+    if (format.whitespace) {
+      while (split >> field) fields.push_back(field);
+    } else {
+      while (std::getline(split, field, format.delimiter)) fields.push_back(trim(field));
+    }
+    bool numeric = !fields.empty();
+    for (const std::string& f : fields) {
+      char* end = nullptr;
+      std::strtod(f.c_str(), &end);
+      numeric = numeric && !f.empty() && end == f.c_str() + f.size();
+    }
+    if (numeric)
+      throw InputError(path + ":" + std::to_string(header_line) +
+                       ": header = yes, but this line is numbers, not column names (a data point would be lost)");
   }
   return rows;
 }
@@ -125,7 +175,8 @@ double parse_number(const std::string& text, const std::string& path, int line, 
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
-  if (end == text.c_str() || *end != '\0') throw InputError(where + "not a number: '" + text + "'");
+  if (end == text.c_str() || end != text.c_str() + text.size())
+    throw InputError(where + "not a number: '" + text + "'");
   if (!std::isfinite(value) || errno == ERANGE) throw InputError(where + "not a finite number: '" + text + "'");
   return value;
 }

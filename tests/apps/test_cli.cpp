@@ -167,7 +167,10 @@ TEST_F(ModelCli, PredictWritesCurvesAndTransitTimes) {
   EXPECT_EQ(first.rfind("0,b,0,2455003,", 0), 0u) << first;
   // Many parameter sets at once.
   const std::string params = write("in_params.csv", "period_b,mass_b\n10.0,20\n10.001,25\n9.999,15\n");
-  const Result many = run("predict --config " + config + " --params " + params + " --output " + out);
+  const Result again = run("predict --config " + config + " --params " + params + " --output " + out);
+  EXPECT_EQ(again.exit_code, 2) << again.err;  // the earlier files are kept
+  EXPECT_NE(again.err.find("has rv_data.csv (add --overwrite to replace)"), std::string::npos) << again.err;
+  const Result many = run("predict --config " + config + " --params " + params + " --output " + out + " --overwrite");
   ASSERT_EQ(many.exit_code, 0) << many.err;
   EXPECT_NE(many.out.find("3 parameter set(s)"), std::string::npos) << many.out;
   // The (e cos w, e sin w) basis: e = 0.25 as ecosw = 0.25 predicts what secosw = 0.5 predicts.
@@ -175,7 +178,8 @@ TEST_F(ModelCli, PredictWritesCurvesAndTransitTimes) {
   const Result plain = run("predict --config " + data_config("eccentricity_parameter = ecosw\n", "", "ecosw = 0.25\n") +
                            " --output " + ecc_out);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  const Result root = run("predict --config " + data_config("", "", "secosw = 0.5\n") + " --output " + out);
+  const Result root =
+      run("predict --config " + data_config("", "", "secosw = 0.5\n") + " --output " + out + " --overwrite");
   ASSERT_EQ(root.exit_code, 0) << root.err;
   auto slurp = [](const fs::path& f) {
     std::ifstream in(f);
@@ -241,9 +245,24 @@ class FitCli : public Cli {
     if (at != std::string::npos) text.replace(at, from.size(), to);
     return text;
   }
-  std::string small(const std::string& output) {
-    return " output=" + (dir_ / output).string() +
-           " generations=40 walkers=32 optimize=10 ess_target=0 progress=off checkpoint_seconds=1000";
+  // A small fit's keys; `extra` (" key=value ...") replaces defaults of the same key (a key given
+  // twice on the command line is refused).
+  std::string small(const std::string& output, const std::string& extra = "") {
+    std::vector<std::pair<std::string, std::string>> keys = {{"output", (dir_ / output).string()},
+                                                             {"generations", "40"},
+                                                             {"walkers", "32"},
+                                                             {"optimize", "10"},
+                                                             {"ess_target", "0"},
+                                                             {"progress", "off"},
+                                                             {"checkpoint_seconds", "1000"}};
+    std::istringstream words(extra);
+    for (std::string word; words >> word;) {
+      const std::string key = word.substr(0, word.find('='));
+      keys.erase(std::remove_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == key; }), keys.end());
+    }
+    std::string text;
+    for (const auto& [key, value] : keys) text += " " + key + "=" + value;
+    return text + extra;
   }
   // Runs the command in a child process and kills it with SIGKILL after `delay_ms` (if still
   // running). Returns the exit code, or -1 when it was killed.
@@ -293,9 +312,12 @@ TEST_F(FitCli, BadInputIsOneLineExitTwoAndNoOutput) {
                  "parameter 'mass_c' has no prior");
   expect_refused(run("fit --config " + fit_config([](std::string t) { return t + "mass_d = uniform(1, 2)\n"; }) + out),
                  "unknown parameter 'mass_d'");
-  expect_refused(run("fit --config " + fit_config() + out + " walkers=20"),
+  const std::string out_without_walkers = replace(out, " walkers=32", "");
+  expect_refused(run("fit --config " + fit_config() + out_without_walkers + " walkers=20"),
                  "key 'walkers' must be even and at least 26 for 12 free parameters");
-  expect_refused(run("fit --config " + fit_config() + out + " walkers=33"), "key 'walkers' must be even");
+  expect_refused(run("fit --config " + fit_config() + out_without_walkers + " walkers=33"),
+                 "key 'walkers' must be even");
+  expect_refused(run("fit --config " + fit_config() + out + " walkers=34"), "command line: key 'walkers' given twice");
   expect_refused(run("fit --config " +
                      fit_config([](std::string t) { return replace(t, "transits_c.txt", "transits_x.txt"); }) + out),
                  "transits_x.txt");
@@ -304,11 +326,14 @@ TEST_F(FitCli, BadInputIsOneLineExitTwoAndNoOutput) {
           fit_config([](std::string t) { return replace(t, "uniform(9.7, 9.9)", "uniform(9.85, 9.9)"); }) + out),
       "the configuration's value of period_b (9.800000) is outside its prior");
   expect_refused(run("fit --config " + fit_config() + out + " init=random"), "key 'init' expected guess or prior");
-  expect_refused(run("fit --config " + fit_config() + out + " output=" + (dir_ / "no/such/run.h5").string()),
-                 "does not exist");
+  const std::string out_without_output = replace(out, " output=" + (dir_ / "run.h5").string(), "");
+  expect_refused(
+      run("fit --config " + fit_config() + out_without_output + " output=" + (dir_ / "no/such/run.h5").string()),
+      "does not exist");
   write("in_existing.h5", "x");
-  expect_refused(run("fit --config " + fit_config() + out + " output=" + (dir_ / "in_existing.h5").string()),
-                 "exists (use --resume");
+  expect_refused(
+      run("fit --config " + fit_config() + out_without_output + " output=" + (dir_ / "in_existing.h5").string()),
+      "exists (use --resume");
 }
 
 // Killed with SIGKILL at random moments and resumed each time, a run ends with the chain of an
@@ -316,14 +341,14 @@ TEST_F(FitCli, BadInputIsOneLineExitTwoAndNoOutput) {
 TEST_F(FitCli, KilledAtRandomAndResumedGivesTheSameChain) {
   const std::string config = fit_config();
   const std::string length = " generations=150 checkpoint_every=3";
-  const Result reference = run("fit --config " + config + small("reference.h5") + length);
+  const Result reference = run("fit --config " + config + small("reference.h5", length));
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
   const swarmfit::RunRecord expected = swarmfit::read_run((dir_ / "reference.h5").string());
   ASSERT_EQ(expected.state.generation, 150);
 
   const std::string path = (dir_ / "killed.h5").string();
   std::vector<std::string> args = {"fit", "--config", config, "--resume"};
-  std::istringstream words(small("killed.h5") + length);
+  std::istringstream words(small("killed.h5", length));
   for (std::string w; words >> w;) args.push_back(w);
   swarmfit::CounterRandom random(20261122);
   // The machine's speed and load are unknown: a chain that finished after fewer than 3 kills is
@@ -372,7 +397,7 @@ TEST_F(FitCli, SameChainWithOneAndTwoThreadsAndAfterSigterm) {
   expect_same_chain(swarmfit::read_run((dir_ / "one.h5").string()), swarmfit::read_run((dir_ / "two.h5").string()));
 
   std::vector<std::string> args = {"fit", "--config", config};
-  std::istringstream words(small("term.h5") + " generations=100000");
+  std::istringstream words(small("term.h5", " generations=100000"));
   for (std::string w; words >> w;) args.push_back(w);
   const pid_t pid = fork();
   if (pid == 0) {
@@ -461,12 +486,11 @@ TEST_F(FitCli, SigtermDuringALongStabilityPassIsHonouredAtOnce) {
   // In the sampling: a short run at a 1-orbit horizon, resumed with the long one (the command
   // line's keys are not part of the configuration text --resume checks).
   const std::string path = (dir_ / "sampling.h5").string();
-  ASSERT_EQ(run("fit --config " + config + small("sampling.h5") +
-                " generations=3 stability=integrate "
-                "stability_horizon=1 checkpoint_every=1")
+  ASSERT_EQ(run("fit --config " + config +
+                small("sampling.h5", " generations=3 stability=integrate stability_horizon=1 checkpoint_every=1"))
                 .exit_code,
             0);
-  const pid_t pid = start("--resume" + small("sampling.h5") + " generations=100000 checkpoint_every=1" + long_pass,
+  const pid_t pid = start("--resume" + small("sampling.h5", " generations=100000 checkpoint_every=1" + long_pass),
                           (dir_ / "sampling.log").string());
   EXPECT_EQ(terminate(pid), 128 + SIGTERM);
   EXPECT_NE(text(dir_ / "sampling.log").find("interrupted (signal 15) at generation 3; state saved"), std::string::npos)
@@ -481,7 +505,7 @@ TEST_F(FitCli, SigtermDuringALongStabilityPassIsHonouredAtOnce) {
 // The run file as users read it: h5py and ArviZ (whose R-hat and ESS must equal swarmfit's).
 TEST_F(FitCli, RunFileLoadsInH5pyAndArvizWithTheSameDiagnostics) {
   const std::string config = fit_config();
-  const Result r = run("fit --config " + config + small("run.h5") + " generations=120");
+  const Result r = run("fit --config " + config + small("run.h5", " generations=120"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("period_b"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("mass_jupiter_c"), std::string::npos) << r.out;
@@ -853,6 +877,150 @@ TEST_F(FitCli, OutOfRangeKeysAreRefusedBeforeAnyWork) {
       "key 'threads': must be 0 (all cores) to 1024");
 }
 
+// Silently wrong science (issue 37): at the old default step (the shortest period / 20, which
+// suits the Kepler-splitting schemes only) hermite, rkck and leapfrog put the demo's transits
+// hundreds to tens of thousands of minutes off with status ok. Each scheme's default step is now
+// its own, refined until the model moves by < 0.1 data errors at half the step: every scheme
+// predicts the transit times mvs predicts, to a small fraction of their errors.
+TEST_F(FitCli, EverySchemesDefaultStepPredictsTheSameTransitTimes) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string base = "predict --config " + source + "/examples/demo/fit.cfg --params " + source +
+                           "/examples/demo/data/truth.csv --output ";
+  auto model_times = [&](const std::string& integrator) {
+    const Result r = run(base + (dir_ / integrator).string() + " integrator=" + integrator);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("(ok: tolerance 0.1 sigma)"), std::string::npos) << integrator << "\n" << r.out;
+    std::vector<std::pair<double, double>> times;  // model time, error
+    std::ifstream in(dir_ / integrator / "transits.csv");
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::istringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      times.emplace_back(std::stod(f[5]), std::stod(f[4]));
+    }
+    return times;
+  };
+  const auto mvs = model_times("mvs");
+  ASSERT_EQ(mvs.size(), 137u);
+  for (const char* integrator : {"hermite", "rkck", "leapfrog", "whfast", "saba4", "rkck_adaptive"}) {
+    const auto other = model_times(integrator);
+    ASSERT_EQ(other.size(), mvs.size()) << integrator;
+    double worst = 0;
+    for (std::size_t k = 0; k < mvs.size(); ++k)
+      worst = std::max(worst, std::abs(other[k].first - mvs[k].first) / mvs[k].second);
+    EXPECT_LT(worst, 0.2) << integrator << ": transit times differ from mvs's by " << worst << " errors";
+  }
+  // A step the user gives is kept, and a check that fails says so (stderr) without refusing.
+  const Result coarse = run(base + (dir_ / "coarse").string() + " integrator=hermite time_step=0.5");
+  EXPECT_EQ(coarse.exit_code, 0) << coarse.err;
+  EXPECT_NE(coarse.out.find("STEP TOO LARGE"), std::string::npos) << coarse.out;
+  EXPECT_NE(coarse.err.find("swarmfit: warning: the step is too large for these data"), std::string::npos)
+      << coarse.err;
+}
+
+// Fixed-step runs whose energy drifts get a status of their own (energy_error, 32), in the
+// summary and the output file; the same run at a step that conserves energy stays ok.
+TEST_F(FitCli, EnergyDriftPastTheToleranceHasItsOwnStatus) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string base = "integrate --config " + source + "/examples/demo.cfg nsys=8 integrator=leapfrog ";
+  const Result drifting = run(base + "time_step=0.5 output=" + (dir_ / "coarse.h5").string());
+  EXPECT_EQ(drifting.exit_code, 0) << drifting.err;
+  EXPECT_NE(drifting.out.find("status         energy_error 8"), std::string::npos) << drifting.out;
+  EXPECT_NE(drifting.err.find("above energy_tolerance = 0.001"), std::string::npos) << drifting.err;
+  {
+    const hid_t file = H5Fopen((dir_ / "coarse.h5").string().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    EXPECT_EQ(swarmfit::h5::read_ints(file, "final/status"), std::vector<int>(8, 32));
+    H5Fclose(file);
+  }
+  const Result fine = run(base + "time_step=1e-3");
+  EXPECT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_NE(fine.out.find("status         ok 8"), std::string::npos) << fine.out;
+  EXPECT_TRUE(fine.err.empty()) << fine.err;
+}
+
+// Runaway work refused before it starts (issue 37: these ran for ever or filled the disk).
+TEST_F(FitCli, RunawayWorkIsRefusedBeforeItStarts) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string demo = "integrate --config " + source + "/examples/demo.cfg nsys=4 ";
+  expect_refused(run(demo + "time_step=1e-12"), "key 'time_step': ~6.28e+13 steps for system 0");
+  expect_refused(run(demo + "integrator=rkck_adaptive max_time_step=1e-300"), "key 'max_time_step'");
+  expect_refused(run(demo + "snapshot_interval=1e-9 output=" + (dir_ / "s.h5").string()),
+                 "key 'snapshot_interval': 6.283e+10 snapshots would take");
+  expect_refused(run("integrate --config " + source + "/examples/demo.cfg nsys=100000000000"),
+                 "key 'nsys': the ensemble would need");
+  const std::string close = write("ic.csv",
+                                  "system,body,mass,x,y,z,vx,vy,vz\n0,0,1,0,0,0,0,0,0\n0,1,1e-3,1,0,0,0,1,0\n"
+                                  "0,2,1e-3,1.000000000001,0,0,0,1,0\n");
+  expect_refused(run("integrate integrator=rkck_adaptive initial_conditions=" + close),
+                 "system 0: bodies 1 and 2 are 1e-12 apart");
+  // The automatic budget of an adaptive run (max_steps = 0): 1000 times the estimate.
+  const Result automatic = run(demo + "integrator=hermite_adaptive");
+  EXPECT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_NE(automatic.out.find("step budget    6.29e+06 steps per system (automatic; max_steps)"), std::string::npos)
+      << automatic.out;
+  expect_refused(run("simulate --config " + source + "/examples/demo/truth.cfg --output " + (dir_ / "sim").string() +
+                     " --span 1e9"),
+                 "--span 1e+09 d takes ~2.04e+09 integration steps");
+  expect_refused(
+      run("predict --config " + source + "/examples/demo/fit.cfg --grid-step 1e-9 --output " + (dir_ / "p").string()),
+      "--grid-step 1e-09 d");
+}
+
+// Damaged run files: one line, exit 2, no made-up numbers, no hang, no partial PNGs (issue 37: a
+// NaN made summary spin for ever; a chain cut to 5 of 12 columns was summarised).
+TEST_F(FitCli, DamagedRunFilesAreRefused) {
+  ASSERT_EQ(run("fit --config " + fit_config() + small("in_run.h5")).exit_code, 0);
+  const std::string good = (dir_ / "in_run.h5").string();
+  auto damaged = [&](const std::string& name, const std::string& python) {
+    const std::string path = (dir_ / name).string();
+    fs::copy_file(good, path);
+    const std::string command =
+        "python3 -c \"import h5py, numpy as np\nf = h5py.File('" + path + "', 'r+')\n" + python + "\nf.close()\"";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return path;
+  };
+  const std::string nan = damaged("in_nan.h5", "f['chain/parameters'][3, 2, 1] = np.nan");
+  const std::string cut = damaged("in_cut.h5",
+                                  "p = f['chain/parameters'][:, :, :5]\ndel f['chain/parameters']\n"
+                                  "f['chain/parameters'] = p");
+  expect_refused(run("summary " + nan), "/chain/parameters: draw 3, walker 2, column 1 is not a finite number");
+  expect_refused(run("summary " + cut), "/chain/parameters has 5 columns for 12 free parameters");
+  expect_refused(run("plot " + nan + " --output " + (dir_ / "plots").string()), "is not a finite number");
+  expect_refused(run("stability " + cut + " --output " + (dir_ / "s.csv").string()), "5 columns");
+  const std::string text = write("in_text.h5", "not a run file\n");
+  expect_refused(run("summary " + text), "cannot open as HDF5");
+  expect_refused(run("plot " + text), "cannot open as HDF5");
+}
+
+// An answer that may be wrong says so: a run stopped before its stopping rule warns on stderr
+// and records it in the run file; `summary` gives the fit's own table (its burn-in) and says so.
+TEST_F(FitCli, UnconvergedFitsSayNoAndSummaryUsesTheFitsBurnIn) {
+  const Result r = run("fit --config " + fit_config() + small("run.h5", " generations=60 ess_target=400"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("swarmfit: warning: not converged (NOT met: worst R-hat"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("stopping rule NOT met"), std::string::npos) << r.out;
+  const swarmfit::RunRecord saved = swarmfit::read_run((dir_ / "run.h5").string());
+  EXPECT_EQ(saved.attributes.at("stopping_rule").rfind("NOT met", 0), 0u);
+  EXPECT_NE(saved.attributes.at("integration_check_best").find("(ok"), std::string::npos);
+  EXPECT_NE(saved.attributes.at("command_line_settings").find("\ngenerations = 60\n"), std::string::npos)
+      << saved.attributes.at("command_line_settings");
+  const Result summary = run("summary " + (dir_ / "run.h5").string());
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("(the fit's burn-in)"), std::string::npos) << summary.out;
+  // The posterior table, row for row, is the fit's closing table.
+  const auto at = r.out.find("  parameter ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string fit_table = r.out.substr(at, r.out.find("  wrote", at) - at);
+  ASSERT_FALSE(fit_table.empty()) << r.out;
+  EXPECT_NE(summary.out.find(fit_table.substr(0, fit_table.size() / 2)), std::string::npos) << fit_table << "\n---\n"
+                                                                                            << summary.out;
+  const Result half = run("summary " + (dir_ / "run.h5").string() + " --burn-in -1");
+  EXPECT_NE(half.out.find("(--burn-in -1)"), std::string::npos) << half.out;
+}
+
 // A Rossiter-McLaughlin night: 8 rows inside one transit of a transiting hot Jupiter (P = 3 d,
 // a transit of ~0.12 d) are dropped, the 30 spread over the orbit and a single in-transit row kept.
 TEST_F(CatalogCli, RossiterMcLaughlinNightsAreDropped) {
@@ -939,8 +1107,8 @@ TEST_F(CatalogCli, ARunFileOfAnotherConfigurationIsStartedAgain) {
   fs::remove(out / "targets" / "Alpha" / "result.csv");  // as if stopped in its fit
   // Another seed in the description: written into each target's configuration.
   const std::string reseeded = write("reseeded.cfg", slurp(catalog) + "seed = 5\n");
-  const Result again =
-      run("catalog --no-report --config " + reseeded + " --output " + out.string() + kShort + " generations=310");
+  const Result again = run("catalog --no-report --config " + reseeded + " --output " + out.string() +
+                           replace(kShort, "generations=300", "generations=310"));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("Alpha: its configuration changed since its run file was written: fitted again"),
             std::string::npos)

@@ -62,7 +62,13 @@ class AtomicFile {
  private:
   std::string path_, partial_;
   bool committed_ = false;
+  int slot_ = -1;  // in the registry remove_partials_on_signals() reads
 };
+
+// SIGINT, SIGTERM and SIGHUP remove the partial files of the AtomicFiles alive at the time, then
+// end the process as the signal would: a command killed mid-write leaves nothing behind (for
+// commands that do not save their state on a signal, as fit does).
+void remove_partials_on_signals();
 
 // Partial files (PATH.partial.PID) that writers killed before their commit left behind: removed
 // where that process is gone. Every partial file of `path`; or every one under `folder`, at any

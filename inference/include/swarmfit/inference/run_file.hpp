@@ -32,11 +32,13 @@ struct RunRecord {
   Chain chain;
   DemcmcState state;
   std::map<std::string, std::string> attributes;
+  long burn_in_draws = -1;  // the fit's first kept draw of its summary (attribute burn_in_draws; -1: none)
 };
 
 // Writes everything atomically; `extra` may add groups (data, predictions) to the open file.
 void write_run(const std::string& path, const RunRecord& run, const std::function<void(hid_t file)>& extra = {});
-// Reads a file written by write_run; throws std::runtime_error naming what is missing.
+// Reads a file written by write_run; throws std::runtime_error naming what is missing, or what
+// does not agree (shapes, a value that is not finite).
 RunRecord read_run(const std::string& path);
 // The configuration text a run file was written with (its "config" attribute); "" when the file
 // cannot be read or has none. Cheap: the chain is not read.

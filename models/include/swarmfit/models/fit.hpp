@@ -25,6 +25,7 @@ struct FitSettings {
   double checkpoint_seconds = 60, init_scatter = 0.01, rhat_target = 1.01, ess_target = 0;
   std::string output, init = "guess";
   bool overwrite = false;
+  double max_run_file_gb = 4.0;   // refuse settings whose run file would be larger (estimated first)
   bool resume = false;            // continue the run in `output` (start it where there is none)
   std::string progress = "auto";  // auto, on or off: for the caller's display
   int predictive_draws = 50;
@@ -44,6 +45,7 @@ struct FitStart {
   long rv_points = 0, transit_times = 0;
   std::string integrator, backend;
   double time_step = 0;  // days
+  StepCheck step_check;  // at the configuration's values (model_config.hpp)
   bool resumed = false;  // continues a run file, at:
   long generation = 0, draws = 0;
 };
@@ -75,6 +77,8 @@ struct FitResult {
   long first_draw = 0;              // the summary's first draw (after the burn-in)
   std::vector<SummaryRow> summary;  // empty with fewer than 4 draws after the burn-in, or interrupted
   std::string summary_csv;          // where the summary was written ("" where it was not)
+  std::string stopping_rule;        // "met: ..." or "NOT met: worst R-hat ..., min ESS ..." (run file too)
+  StepCheck best_step_check;        // the integration-error check at the best draw (done = false: none)
 };
 
 FitResult run_fit(const ModelConfig& config, const FitSettings& settings, const FitCallbacks& callbacks = {});

@@ -20,9 +20,8 @@ struct LikelihoodSettings {
   std::string integrator = "mvs";
   bool mvs_jacobi = true;  // mvs: Jacobi (with the drift-kick-drift kernel) or democratic heliocentric
   int mvs_corrector = 3;   // mvs Jacobi: symplectic corrector order (0, 3, 5, 7); 3 as TTVFast (bench/RESULTS.md)
-  double time_step = 0.0;  // days; <= 0: default_time_step_fraction of the shortest period
-  double default_time_step_fraction = 1.0 / 20.0;  // as TTVFast users do; see bench/RESULTS.md
-  double star_radius = units_solar_radius();       // AU; a conjunction farther from the star's centre is no transit
+  double time_step = 0.0;  // days; <= 0: default_step_fraction(integrator) x the shortest period
+  double star_radius = units_solar_radius();  // AU; a conjunction farther from the star's centre is no transit
   bool marginalize_offsets = false;
   double student_nu = 0.0;  // > 0: Student-t transit-time likelihood with nu degrees of freedom
   MonitorParams monitors = default_monitors();
@@ -42,6 +41,13 @@ struct LikelihoodSettings {
   static double units_solar_radius();
   static MonitorParams default_monitors();
 };
+
+// A scheme's default step as a fraction of the shortest period. Kepler-splitting schemes (mvs, whfast,
+// saba4) integrate the Keplerian motion exactly and err by O(eps h^2) (Wisdom & Holman 1991):
+// 1/20, as TTVFast users do (bench/RESULTS.md). The others integrate the orbit itself, with
+// errors O((h/P)^order) per orbit that grow along the data's span: smaller the lower the
+// order. Either way the model's check at half the step (step_check.hpp) decides.
+double default_step_fraction(const std::string& integrator);
 
 // Model curves of one batch, filled on request.
 struct ModelCurves {

@@ -13,6 +13,7 @@
 #include "swarmfit/inference/prior.hpp"
 #include "swarmfit/models/likelihood.hpp"
 #include "swarmfit/models/stability.hpp"
+#include "swarmfit/models/step_check.hpp"
 #include "swarmfit/observations/config_file.hpp"
 
 namespace swarmfit {
@@ -22,6 +23,11 @@ boost::program_options::options_description model_keys();
 boost::program_options::options_description fit_keys();
 // The keys of [planet], [instrument] sections, with meanings, for --help.
 std::string section_help();
+
+// Steps of one model integration (one parameter set over the data's span) past which a
+// configuration is refused: no fit or prediction needs more (the longest published RV series at
+// the shortest periods take ~1e6).
+constexpr double kMaxModelSteps = 1e8;
 
 enum class ConfigUse { kModelAndData, kDataOnly, kModelOnly };
 
@@ -36,6 +42,9 @@ struct ModelConfig {
   const ConfigSection* priors = nullptr;  // the [priors] section, if any
   LikelihoodSettings likelihood;
   StabilityConstraint stability;  // the fit's (key `stability`); none by default
+  // The integration-error check at the configuration's values (step_check.hpp): with data, the
+  // step settled (likelihood.time_step set where the default had to be refined) and checked.
+  StepCheck step_check;
 };
 
 // Reads and validates everything (the data files included); throws InputError naming the file,

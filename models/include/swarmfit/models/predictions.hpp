@@ -28,7 +28,12 @@ struct Predictions {
   std::vector<double> rv_rms, transit_rms;
 };
 
-// params: count columns of model.num_parameters() values. grid_step <= 0: the shortest period / 50.
+constexpr double kMaxGridPoints = 2e6;   // points of an RV curve
+constexpr double kMaxCurveValues = 2e8;  // points x parameter sets (1.6 GB)
+
+// params: count columns of model.num_parameters() values. grid_step <= 0: the shortest period / 50
+// (widened to stay within the limits). An explicit grid past kMaxGridPoints, or curves past
+// kMaxCurveValues, is an InputError before any integration.
 Predictions predict(const ModelConfig& config, const std::vector<double>& params, long count, double grid_step);
 // Only the transit rows, their planets and the data's ephemerides (no integration).
 void set_transit_layout(const LikelihoodProblem& problem, Predictions& out);

@@ -2,6 +2,7 @@
 // each row with the physical line it came from so that every error can name it.
 #pragma once
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,12 @@ struct TableFormat {
 };
 
 // Reads a data table: skips the preamble, comments, blank lines, header and footer. Every row is
-// returned with its physical line number.
+// returned with its physical line number. A NUL byte anywhere, or header = yes where the first
+// row is numbers, is an InputError naming the line.
 std::vector<TableRow> read_table(const std::string& path, const TableFormat& format);
+
+// Opens a text file for reading; InputError naming the path for a folder or an unreadable file.
+void open_text_file(std::ifstream& in, const std::string& path, const char* what);
 
 // Parses a whole field as a finite double; throws InputError naming file, line and column.
 double parse_number(const std::string& text, const std::string& path, int line, const std::string& column);
