@@ -6,9 +6,12 @@
 #                             pytest, emcee)
 #   scripts/setup.sh bench    also the Python reference codes used by benchmarks (PyPI)
 set -euo pipefail
+# clang, libclang-rt-dev (libFuzzer, the sanitizers' runtimes) and libomp-dev (OpenMP for clang):
+# the fuzz targets of `make fuzz-smoke` (tests/fuzz/README.md).
 packages=(build-essential cmake pkg-config libhdf5-dev libboost-program-options-dev libeigen3-dev
-          libcsv-dev librandom123-dev libgtest-dev googletest clang-format python3 python3-pip
-          python3-dev python3-venv python3-numpy python3-h5py python3-matplotlib libopenmpi-dev openmpi-bin chromium)
+          libcsv-dev librandom123-dev libgtest-dev googletest clang-format clang libclang-rt-dev libomp-dev
+          python3 python3-pip python3-dev python3-venv python3-numpy python3-h5py python3-matplotlib
+          libopenmpi-dev openmpi-bin chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -84,10 +84,12 @@ std::vector<std::string> read_vlen_strings(hid_t object, hid_t space, bool attri
   std::vector<char*> raw(count > 0 ? count : 0);
   Handle type(string_type());
   if (count > 0) {
-    if (attribute)
-      check(H5Aread(object, type, raw.data()), name);
-    else
-      check(H5Dread(object, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), name);
+    const herr_t status = attribute ? H5Aread(object, type, raw.data())
+                                    : H5Dread(object, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data());
+    if (status < 0) {  // a read that failed part-way has allocated some strings (found by fuzz_run_file)
+      for (char* s : raw) H5free_memory(s);
+      check(status, name);
+    }
   }
   std::vector<std::string> out;
   for (char* s : raw) {
