@@ -37,8 +37,9 @@ test: build
 # fuzz-all: the same with fuzz_params too (models/, so the kernels; not part of `make test`).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZ_CONFIGURE = CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Release -DSWARMFIT_FUZZ=ON \
-	  -DSWARMFIT_CUDA=OFF -DSWARMFIT_TESTS=OFF -DSWARMFIT_PYTHON=OFF $(CMAKE_FLAGS) > $(FUZZ_BUILD).configure.log \
+# (CMAKE_FLAGS first: these builds are CPU-only whatever the main build's flags say.)
+FUZZ_CONFIGURE = CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) \
+	  -DSWARMFIT_FUZZ=ON -DSWARMFIT_CUDA=OFF -DSWARMFIT_TESTS=OFF -DSWARMFIT_PYTHON=OFF > $(FUZZ_BUILD).configure.log \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
 fuzz-smoke: setup
 	@$(FUZZ_CONFIGURE)
@@ -60,8 +61,8 @@ SANITIZE_EXCLUDE ?= ^Demcmc[.]KdeMovesKeepTheBananaAndMixFaster$$
 empty :=
 space := $(empty) $(empty)
 sanitize: setup
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Release -DSWARMFIT_SANITIZE=ON -DSWARMFIT_CUDA=OFF \
-	  -DSWARMFIT_PYTHON=OFF $(CMAKE_FLAGS) > $(ASAN_BUILD).configure.log || (cat $(ASAN_BUILD).configure.log; exit 1)
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) -DSWARMFIT_SANITIZE=ON \
+	  -DSWARMFIT_CUDA=OFF -DSWARMFIT_PYTHON=OFF > $(ASAN_BUILD).configure.log || (cat $(ASAN_BUILD).configure.log; exit 1)
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(SANITIZE_TESTS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:suppressions=$(CURDIR)/tests/sanitize/lsan.supp} \
 	  LSAN_OPTIONS=$${LSAN_OPTIONS:-suppressions=$(CURDIR)/tests/sanitize/lsan.supp} \

@@ -333,7 +333,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def parse_arguments(argv):
-    parser = OneLineParser(prog="swarmfit plot", description="Plots of a swarmfit fit run file.")
+    parser = OneLineParser(prog="swarmfit plot", description="Plots of a swarmfit fit run file.", allow_abbrev=False)
     parser.add_argument("run", help="HDF5 run file written by swarmfit fit")
     parser.add_argument("--output", help="folder for the PNG files (default: RUN without .h5, plus _plots)")
     parser.add_argument("--burn-in", type=int, help="draws to leave out (default: burn_in_draws, else half)")

@@ -162,7 +162,7 @@ int fit_command(int argc, char** argv) {
   // An answer that may be wrong says so: in the log (stdout), on the terminal (stderr) and in the
   // run file (attributes stopping_rule and integration_check_best).
   std::cout << "  stopping rule " << r.stopping_rule << "\n";
-  if (!r.converged && s.sharing.rank == 0)
+  if (!r.converged_enough && s.sharing.rank == 0)
     std::cerr << "swarmfit: warning: not converged (" << r.stopping_rule << "): continue with --resume "
               << "generations=N (a larger N), or do not trust these intervals\n";
   if (r.best_step_check.done) {

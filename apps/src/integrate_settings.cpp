@@ -209,7 +209,7 @@ WorkPlan plan_work(const Ensemble& e, RunRequest& request, double work_limit, co
                      sci(worst_tau) + "): " + total);
   }
   if (info.adaptive && request.monitors.max_steps == 0) {
-    const double cap = std::min(std::max(1000.0 * worst, 1e6), std::max(1e6, work_limit / e.num_systems()));
+    const double cap = std::max(1000.0 * worst, 1e6);
     request.monitors.max_steps = std::ceil(cap);
     plan.automatic_max_steps = request.monitors.max_steps;
   }

@@ -67,8 +67,8 @@ const char* integrate_status_name(int code);
 // sqrt(r^3 / (G (m_i + m_j))) is the system's shortest dynamical time at the start. Past
 // work_limit the run is refused, naming the key (or the two bodies) that make it so. With
 // max_steps = 0 an adaptive run gets an automatic budget per system: 1000 times its estimate, at
-// least 1e6 steps and at most work_limit / systems (status step_budget where it is spent), so a
-// step that collapses later (an encounter) cannot run forever.
+// least 1e6 steps (status step_budget where it is spent), so a step that collapses later (an
+// encounter) cannot run forever.
 struct WorkPlan {
   double system_steps = 0;         // the estimate, summed over systems
   double automatic_max_steps = 0;  // 0: none set

@@ -68,8 +68,8 @@ std::vector<T> read_typed(hid_t where, const std::string& name, hid_t type, std:
   if (rank > 0) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
   hsize_t count = 1;
   for (hsize_t d : shape) {
-    // A damaged file may declare any shape: refuse what no run file holds (2^31 values, 16 GB).
-    if (d > 0 && count > (hsize_t{1} << 31) / d)
+    // A damaged file may declare any shape: refuse what no run file holds (2^34 values, 128 GB).
+    if (d > 0 && count > (hsize_t{1} << 34) / d)
       throw std::runtime_error("dataset '" + name + "' is implausibly large");
     count *= d;
   }
@@ -240,7 +240,13 @@ extern "C" void remove_partials_and_reraise(int signal) {
 }  // namespace
 
 void remove_partials_on_signals() {
-  for (int signal : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal, remove_partials_and_reraise);
+  // A signal the process was started ignoring (nohup's SIGHUP, a background job's SIGINT) stays
+  // ignored.
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction current {};
+    if (sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+    std::signal(signal, remove_partials_and_reraise);
+  }
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {

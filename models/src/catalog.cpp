@@ -1073,7 +1073,14 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   for (const ConfigEntry& e : shared) check_key(e.key, e.origin);
   for (const CatalogTarget& t : outcome.targets)
     for (const ConfigEntry& e : t.overrides) check_key(e.key, e.origin);
-  for (const std::string& o : settings.overrides) check_key(o.substr(0, o.find('=')), "command line");
+  {
+    std::set<std::string> given;
+    for (const std::string& o : settings.overrides) {
+      check_key(o.substr(0, o.find('=')), "command line");
+      if (!given.insert(o.substr(0, o.find('='))).second)
+        throw InputError("command line: key '" + o.substr(0, o.find('=')) + "' given twice");
+    }
+  }
   if (settings.output.empty()) throw InputError("catalog: give --output DIR");
   std::error_code ec;
   // A catalog refused for its command line leaves no folder it made behind.
@@ -1092,8 +1099,9 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     const fs::path dir = fs::path(settings.output) / "targets" / t.name;
     outputs[k] = (dir / "run.h5").string();
     paths[k] = t.config.empty() ? (dir / "fit.cfg").string() : t.config;
-    if (!settings.primary || !t.config.empty()) continue;
-    fs::create_directories(dir);
+    if (!settings.primary) continue;
+    fs::create_directories(dir);  // a configured target's run file and result go here too
+    if (!t.config.empty()) continue;
     std::vector<std::string> data_files;
     for (const CatalogFile& f : t.files) {
       if (!f.usable) continue;
@@ -1106,6 +1114,8 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     write_text(paths[k], catalog_target_config(t, data_files, shared));
   }
   if (settings.barrier) settings.barrier();
+  std::string command_line_refusal;
+  long accepted = 0;
   for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
     CatalogTarget& t = outcome.targets[k];
     if (!t.skip.empty()) continue;
@@ -1117,12 +1127,20 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     overrides.insert(overrides.end(), settings.overrides.begin(), settings.overrides.end());
     overrides.push_back("output=" + outputs[k]);
     overrides.push_back("progress=off");
+    {  // the shared keys, the target's, the command line's, the catalog's own: the last one wins
+      std::vector<std::string> kept;
+      std::set<std::string> seen;
+      for (auto it = overrides.rbegin(); it != overrides.rend(); ++it)
+        if (seen.insert(it->substr(0, it->find('='))).second) kept.insert(kept.begin(), *it);
+      overrides = kept;
+    }
     try {
       configs[k] = std::make_unique<ModelConfig>(load_model_config(paths[k], overrides));
       read_fit_settings(*configs[k]);
       read_priors(*configs[k]);
       const ModelConfig& c = *configs[k];
       LikelihoodProblem(c.data, *c.model, c.likelihood, c.values);  // the data against the model
+      ++accepted;
       if (!t.config.empty()) {  // what its configuration holds, for the report and the summary
         t.star_mass = c.values[c.model->index("star_mass")];
         t.config_points = static_cast<long>(c.data.rv.size() + c.data.transits.size());
@@ -1136,12 +1154,16 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     } catch (const InputError& e) {
       // A command-line value (an override, the same for every target) is the user's error, not
       // the target's: it stops the catalog before any work.
-      if (std::string(e.what()).rfind("command line", 0) == 0) {
-        if (made_output && settings.primary) fs::remove_all(settings.output, ec);
-        throw;
-      }
+      if (std::string(e.what()).rfind("command line", 0) == 0 && command_line_refusal.empty())
+        command_line_refusal = e.what();
       t.skip = std::string("its configuration is refused: ") + e.what();
     }
+  }
+  // A command-line value no target accepts (walkers=-2, generations=abc) is the user's error: it
+  // stops the catalog before any fit; one that only some targets refuse skips those.
+  if (!command_line_refusal.empty() && accepted == 0) {
+    if (made_output && settings.primary) fs::remove_all(settings.output, ec);
+    throw InputError(command_line_refusal);
   }
   // Packing: a packer per backend, shared by the targets' likelihood problems; each fit holds a
   // seat while it runs (below), so that a round of launches waits for every running fit's batch.

@@ -231,7 +231,8 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();
-  if (!(t_max > 1) || !std::isfinite(t_max)) fail("max_temperature", "must be > 1 and finite");
+  if (!(t_max >= 1) || !std::isfinite(t_max) || (temperatures > 1 && !(t_max > 1)))
+    fail("max_temperature", "must be finite and > 1 (>= 1 with one temperature)");
   f.sampler.temperatures.assign(1, 1.0);
   for (int k = 1; k < temperatures; ++k)  // geometric ladder (Earl & Deem 2005)
     f.sampler.temperatures.push_back(std::pow(t_max, static_cast<double>(k) / (temperatures - 1)));
@@ -270,7 +271,10 @@ FitSettings read_fit_settings(const ModelConfig& c) {
     const double data = (c.data.rv.size() + c.data.transits.size()) * 64.0;
     const double predictive =
         (f.predictive_draws + 1.0) * (c.data.rv.size() + c.data.transits.size() + grid + num_free) * 8.0;
-    const double total = chain + state + data + predictive;
+    // With a stopping rule (ess_target > 0) generations is only a cap and the chain's length
+    // unknown: its size is not held against the limit (the predictive draws' always are).
+    const double counted_chain = f.ess_target > 0 ? 0.0 : chain;
+    const double total = counted_chain + state + data + predictive;
     if (total > f.max_run_file_gb * 1e9) {
       char why[240];
       std::snprintf(why, sizeof why,
@@ -490,8 +494,16 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   // The stopping rule and the integration-error check at the best draw, in the run file and the
   // result (the command warns): an answer that may be wrong says so.
   char rule[200];
-  std::snprintf(rule, sizeof rule, "%s: worst R-hat %.4g (target %.4g), min ESS %.4g (target %.4g)",
-                done.converged ? "met" : "NOT met", done.worst_rhat, s.rhat_target, done.min_ess, s.ess_target);
+  // Without a rule (ess_target = 0) the run is judged by R-hat alone, at its last check.
+  const bool has_rule = s.ess_target > 0;
+  result.converged_enough = has_rule ? done.converged : done.worst_rhat < s.rhat_target;
+  if (has_rule)
+    std::snprintf(rule, sizeof rule, "%s: worst R-hat %.4g (target %.4g), min ESS %.4g (target %.4g)",
+                  done.converged ? "met" : "NOT met", done.worst_rhat, s.rhat_target, done.min_ess, s.ess_target);
+  else
+    std::snprintf(rule, sizeof rule, "none (ess_target = 0): worst R-hat %.4g (target %.4g)%s, min ESS %.4g",
+                  done.worst_rhat, s.rhat_target,
+                  std::isfinite(done.worst_rhat) ? "" : " (no convergence check: too few generations)", done.min_ess);
   result.stopping_rule = rule;
   run.attributes["stopping_rule"] = rule;
   if (count > 0 && s.sharing.rank == 0) {

@@ -19,9 +19,11 @@ Predictions predict(const ModelConfig& c, const std::vector<double>& params, lon
   const double stop_data = c.data.last_time() + 0.05 * (c.data.last_time() - c.data.first_time());
   if (grid_step <= 0) {
     grid_step = min_period / 50.0;
-    // The automatic grid widens rather than pass the limit (very long spans of short periods).
+    // The automatic grid widens rather than pass the limits (very long spans of short periods,
+    // many sets): a fit's predictive draws never fail on them.
     const double span = stop_data - std::max(model.options().reference_epoch, t0);
-    if (span / grid_step > 0.5 * kMaxGridPoints) grid_step = span / (0.5 * kMaxGridPoints);
+    const double most = std::min(0.5 * kMaxGridPoints, 0.5 * kMaxCurveValues / std::max<long>(count, 1));
+    if (span / grid_step > most) grid_step = span / most;
   }
   const double start = std::max(model.options().reference_epoch + grid_step, t0);
   const double stop = stop_data + grid_step;

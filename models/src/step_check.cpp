@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "swarmfit/integrators/registry.hpp"
 #include "swarmfit/models/status.hpp"
 #include "swarmfit/observations/input_error.hpp"
 
@@ -62,11 +63,23 @@ StepCheck check_time_step(const Dataset& data, const PlanetaryModel& model, Like
 StepCheck settle_time_step(const Dataset& data, const PlanetaryModel& model, LikelihoodSettings& settings,
                            const std::vector<double>& params, const std::string& integrator_origin) {
   StepCheck check = check_time_step(data, model, settings, params);
-  if (!check.automatic || check.passed()) return check;
+  // An adaptive scheme's step is its own (time_step only caps it): halving the cap cannot help.
+  const IntegratorInfo* info = find_integrator(settings.integrator);
+  if (!check.automatic || check.passed() || (info && info->adaptive)) return check;
   const double first = check.time_step;
+  LikelihoodSettings probe = settings;
+  probe.backend = "cpu";
+  probe.packer.reset();
+  const LikelihoodProblem problem(data, model, probe, params);
+  const double duration = problem.end_time() - problem.reference_epoch();
   for (int k = 1; k <= kMaxStepHalvings; ++k) {
     LikelihoodSettings finer = settings;
     finer.time_step = std::ldexp(first, -k);
+    if (!(duration / finer.time_step <= kMaxModelSteps))
+      throw InputError(integrator_origin + ": key 'integrator': " + settings.integrator + " at " +
+                       std::to_string(check.time_step) + " d still changes the model at half the step by " +
+                       std::to_string(check.worst()) + " data errors, and a finer step takes more than 1e8 steps: " +
+                       "set time_step explicitly or choose another integrator");
     StepCheck next = check_time_step(data, model, finer, params);
     next.automatic = true;
     next.halvings = k;
@@ -79,7 +92,7 @@ StepCheck settle_time_step(const Dataset& data, const PlanetaryModel& model, Lik
   throw InputError(integrator_origin + ": key 'integrator': " + settings.integrator + " at its default step / " +
                    std::to_string(1 << kMaxStepHalvings) + " (" + std::to_string(check.time_step) +
                    " d) still changes the model at half the step by " + std::to_string(check.worst()) +
-                   " data errors: set time_step explicitly or use integrator = mvs");
+                   " data errors: set time_step explicitly or choose another integrator");
 }
 
 }  // namespace swarmfit

@@ -2,6 +2,7 @@
 
 #include <csv.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -130,10 +131,11 @@ std::vector<TableRow> read_table(const std::string& path, const TableFormat& for
   if (format.whitespace) {
     for (const auto& [row_line, line_text] : lines) {
       TableRow row{row_line, {}};
-      // An inline comment ends the row ("2456496.673 882 20.221 #chip1 used", as published).
+      // An inline '#' comment ends the row ("2456496.673 882 20.221 #chip1 used", as published);
+      // other comment markers ('-', '|') only mark whole lines (a '-' is also a sign).
       std::string text = line_text;
-      for (const std::string& marker : format.comments)
-        if (!marker.empty() && text.find(marker) != std::string::npos) text = text.substr(0, text.find(marker));
+      if (std::find(format.comments.begin(), format.comments.end(), "#") != format.comments.end())
+        text = text.substr(0, text.find('#'));
       std::istringstream fields(text);
       std::string field;
       while (fields >> field) row.fields.push_back(field);
@@ -148,6 +150,8 @@ std::vector<TableRow> read_table(const std::string& path, const TableFormat& for
   // field that is not a number.
   if (header_line > 0) {
     std::vector<std::string> fields;
+    if (format.whitespace && std::find(format.comments.begin(), format.comments.end(), "#") != format.comments.end())
+      header_text = header_text.substr(0, header_text.find('#'));
     std::istringstream split(header_text);
     std::string field;
     if (format.whitespace) {

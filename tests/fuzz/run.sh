@@ -24,7 +24,7 @@ run_one() {  # TARGET
   local target=$1 work="$build/fuzz" log
   mkdir -p "$work/corpus/$target" "$work/findings/$target"
   log="$work/$target.log"
-  local options=(-timeout=10 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$work/findings/$target/" -print_final_stats=1)
+  local options=(-seed=1 -timeout=10 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$work/findings/$target/" -print_final_stats=1)
   if ! "$build/tests/fuzz/$target" "${options[@]}" -runs=0 "$source_dir/corpus/$target" > "$log" 2>&1 ||
      ! "$build/tests/fuzz/$target" "${options[@]}" -max_total_time="$seconds" "$work/corpus/$target" \
        "$source_dir/corpus/$target" >> "$log" 2>&1; then

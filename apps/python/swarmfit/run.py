@@ -42,7 +42,11 @@ def fit(model, output=None, *, resume=False, callback=None, **keys):
             callback(info)
 
     try:
-        result = _core.fit(path, given + overrides(keys), bool(resume), report)
+        # The model's keys, then the call's: a key of both takes the call's value (the command line
+        # refuses a key given twice).
+        merged = {item.split("=", 1)[0]: item for item in given}
+        merged.update({item.split("=", 1)[0]: item for item in overrides(keys)})
+        result = _core.fit(path, list(merged.values()), bool(resume), report)
     finally:
         display.close()
     run = Run(result)

@@ -77,7 +77,8 @@ struct FitResult {
   long first_draw = 0;              // the summary's first draw (after the burn-in)
   std::vector<SummaryRow> summary;  // empty with fewer than 4 draws after the burn-in, or interrupted
   std::string summary_csv;          // where the summary was written ("" where it was not)
-  std::string stopping_rule;        // "met: ..." or "NOT met: worst R-hat ..., min ESS ..." (run file too)
+  std::string stopping_rule;        // "met: ...", "NOT met: ..." or "none ...: worst R-hat ..." (run file too)
+  bool converged_enough = false;    // the rule met; without one (ess_target = 0), R-hat below its target
   StepCheck best_step_check;        // the integration-error check at the best draw (done = false: none)
 };
 

@@ -24,11 +24,6 @@ boost::program_options::options_description fit_keys();
 // The keys of [planet], [instrument] sections, with meanings, for --help.
 std::string section_help();
 
-// Steps of one model integration (one parameter set over the data's span) past which a
-// configuration is refused: no fit or prediction needs more (the longest published RV series at
-// the shortest periods take ~1e6).
-constexpr double kMaxModelSteps = 1e8;
-
 enum class ConfigUse { kModelAndData, kDataOnly, kModelOnly };
 
 struct ModelConfig {
