@@ -222,6 +222,8 @@ int stability_command(int argc, char** argv) {
             << fmt(static_cast<double>(plan.steps)) << " steps), backend " << s.backend << "\n";
   const bool terminal = isatty(fileno(stdout));
   if (resume && std::filesystem::exists(s.checkpoint)) std::cout << "  resuming from " << s.checkpoint << "\n";
+  // What a run killed mid-write left half-written (its process gone): removed before this one writes.
+  for (const std::string& path : {s.checkpoint, output, h5_path}) h5::remove_stale_partials(path);
   std::vector<SetStability> results;
   try {
     results = assess_stability(*model, sets, count, s, [&](double done) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -532,6 +533,41 @@ namespace {
 
 // The bundled demo data are what `swarmfit simulate` makes from the documented truth with the
 // documented command (examples/demo/truth.cfg), byte for byte.
+// Kill-and-resume for `swarmfit stability` (issue 37): killed with SIGKILL at random moments
+// and continued with --resume from its checkpoint each time, it ends with the table of an
+// uninterrupted run, byte for byte, and nothing half-written is left.
+TEST_F(FitCli, StabilityKilledAtRandomAndResumedGivesTheSameTable) {
+  ASSERT_EQ(run("fit --config " + fit_config() + small("in_run.h5")).exit_code, 0);
+  const std::string run_file = (dir_ / "in_run.h5").string();
+  const std::vector<std::string> common = {"stability", run_file, "--draws",   "16",
+                                           "--horizon", "100000", "--threads", "1"};
+  std::vector<std::string> reference = common;
+  for (const char* a : {"--output", "ref.csv"}) reference.push_back(a);
+  reference.back() = (dir_ / "ref.csv").string();
+  ASSERT_EQ(run_and_kill(reference, 600000, (dir_ / "ref.log").string()), 0);
+  std::vector<std::string> killed = common;
+  killed.push_back("--output");
+  killed.push_back((dir_ / "killed.csv").string());
+  killed.push_back("--resume");
+  std::mt19937 random(7);
+  int kills = 0, code = -1;
+  for (int attempt = 0; attempt < 60 && code != 0; ++attempt) {
+    code = run_and_kill(killed, 100 + static_cast<int>(random() % 900), (dir_ / "killed.log").string());
+    kills += code == -1;
+  }
+  ASSERT_EQ(code, 0) << "never finished";
+  EXPECT_GE(kills, 1);
+  auto slurp = [](const fs::path& f) {
+    std::ifstream in(f);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(slurp(dir_ / "killed.csv"), slurp(dir_ / "ref.csv"));
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().string().find(".partial."), std::string::npos) << "left behind: " << entry.path();
+    EXPECT_EQ(entry.path().string().find("killed.csv.checkpoint"), std::string::npos) << "left: " << entry.path();
+  }
+}
+
 // `swarmfit stability` on a fit's draws: one CSV row per draw, every survivor with status ok and
 // the horizon reached, and bad requests refused before any work.
 TEST_F(FitCli, StabilityOfPosteriorDrawsWritesOneRowPerDraw) {
