@@ -44,17 +44,9 @@ void check_known(const std::string& key, const std::string& where, const po::opt
   throw InputError(message);
 }
 
-// A folder, an unreadable file or a binary one (a NUL byte) named in one line.
+// A folder or an unreadable file named in one line (text_table.hpp).
 void open_config_file(std::ifstream& in, const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a folder, not a configuration file");
-  in.open(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the configuration file");
-}
-
-void refuse_nul(const std::string& line, const std::string& where) {
-  if (line.find('\0') != std::string::npos)
-    throw InputError(where + ": a NUL byte (not a text file, or a damaged one)");
+  open_text_file(in, path, "a configuration file", "cannot open the configuration file");
 }
 
 }  // namespace
@@ -81,7 +73,7 @@ std::map<std::string, Setting> read_config_file(const std::string& path, const p
   while (std::getline(in, line)) {
     ++number;
     const std::string where = path + ":" + std::to_string(number);
-    refuse_nul(line, where);
+    refuse_nul_bytes(line, path, number);
     const auto comment = line.find_first_of("#;");
     const std::string text = trim(comment == std::string::npos ? line : line.substr(0, comment));
     if (text.empty()) continue;
@@ -146,7 +138,7 @@ void read_sections_into(const std::string& path, SectionedConfig& out, int& curr
   while (std::getline(in, line)) {
     ++number;
     const std::string where = path + ":" + std::to_string(number);
-    refuse_nul(line, where);
+    refuse_nul_bytes(line, path, number);
     out.text += line + "\n";
     const auto comment = line.find('#');
     const std::string text = trim(comment == std::string::npos ? line : line.substr(0, comment));

@@ -65,22 +65,20 @@ std::vector<TableRow> parse_csv_lines(const std::vector<std::pair<int, std::stri
   return std::move(collector.rows);
 }
 
-// A NUL byte would end a field early where C strings are read (a number cut short and taken):
-// a text file has none, so one names a binary or damaged file.
-void refuse_nul(const std::string& line, const std::string& path, int number) {
+}  // namespace
+
+void open_text_file(std::ifstream& in, const std::string& path, const char* what, const char* unreadable) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a folder, not " + what);
+  in.open(path, std::ios::binary);
+  if (!in) throw InputError(path + ": " + unreadable);
+}
+
+void refuse_nul_bytes(const std::string& line, const std::string& path, int number) {
   const auto nul = line.find('\0');
   if (nul != std::string::npos)
     throw InputError(path + ":" + std::to_string(number) + ": column " + std::to_string(nul + 1) +
                      ": a NUL byte (not a text file, or a damaged one)");
-}
-
-}  // namespace
-
-void open_text_file(std::ifstream& in, const std::string& path, const char* what) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw InputError(path + ": is a folder, not " + what);
-  in.open(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file");
 }
 
 std::vector<TableRow> read_csv(const std::string& path, char delimiter) {
@@ -91,7 +89,7 @@ std::vector<TableRow> read_csv(const std::string& path, char delimiter) {
   int number = 0;
   // One physical line per call, so a row knows the line it ends on.
   while (std::getline(in, line)) {
-    refuse_nul(line, path, ++number);
+    refuse_nul_bytes(line, path, ++number);
     lines.emplace_back(number, line);
   }
   std::vector<TableRow> rows = parse_csv_lines(lines, path, delimiter);
@@ -109,7 +107,7 @@ std::vector<TableRow> read_table(const std::string& path, const TableFormat& for
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
-    refuse_nul(line, path, ++number);
+    refuse_nul_bytes(line, path, ++number);
     if (number <= format.skip_lines) continue;
     const std::string text = trim(line);
     if (text.empty()) continue;

@@ -32,8 +32,13 @@ struct TableFormat {
 // row is numbers, is an InputError naming the line.
 std::vector<TableRow> read_table(const std::string& path, const TableFormat& format);
 
-// Opens a text file for reading; InputError naming the path for a folder or an unreadable file.
-void open_text_file(std::ifstream& in, const std::string& path, const char* what);
+// Opens a text file for reading; InputError naming the path for a folder ("is a folder, not
+// WHAT") or an unreadable file (`unreadable`).
+void open_text_file(std::ifstream& in, const std::string& path, const char* what,
+                    const char* unreadable = "cannot open the file");
+// A NUL byte would end a field early where C strings are read (a number cut short and taken): a
+// text file has none, so one names a binary or damaged file (InputError "PATH:LINE: column C").
+void refuse_nul_bytes(const std::string& line, const std::string& path, int number);
 
 // Parses a whole field as a finite double; throws InputError naming file, line and column.
 double parse_number(const std::string& text, const std::string& path, int line, const std::string& column);
