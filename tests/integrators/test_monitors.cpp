@@ -137,6 +137,28 @@ TEST(Monitors, StepBudgetAndNonFiniteStopOnlyTheirSystem) {
   EXPECT_EQ(reference.position(1, 1, 0), reference.position(0, 1, 0));
 }
 
+TEST(Monitors, RejectedAdaptiveStepsSpendTheStepBudget) {
+  // max_steps bounds a call's work: an adaptive step that is tried and rejected counts as a step,
+  // so a system whose steps keep failing stops with step_budget instead of running on. A first
+  // step of 10 time units on a 2 pi orbit at tolerance 1e-12 is rejected several times in a row.
+  Ensemble ens(1, 2);
+  set_two_body(ens, 0, 1.0, 1e-3, analytic_two_body(1.0, 0.0, 1.0 + 1e-3, 0.0));
+  ens.set_time_step(0, 10.0);
+  Ensemble reference = ens;
+  RunRequest r = request_for("rkck_adaptive", 10.0, 5.0);
+  r.step.error_tolerance = 1e-12;
+  r.step.min_time_step = 1e-9;
+  r.step.max_time_step = 10.0;
+  integrate_cpu(reference, r);
+  ASSERT_EQ(reference.status(0), kStatusOk);
+  r.monitors.max_steps = 3;
+  integrate_cpu(ens, r);
+  EXPECT_EQ(ens.status(0), kStatusStepBudget);
+  // Three attempts, at least one of them rejected: fewer than three steps accepted, the time short of the end.
+  EXPECT_LT(ens.steps(0), 3.0);
+  EXPECT_LT(ens.time(0), 5.0);
+}
+
 TEST(Monitors, StoppedSystemsDoNotChangeAndOthersAreUnaffected) {
   // A system already stopped (status != ok) keeps its state bitwise on a later call, and the
   // result of a running system does not depend on whether its neighbour stopped.

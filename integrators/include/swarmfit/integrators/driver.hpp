@@ -131,7 +131,7 @@ template <int N, class T>
 struct LoopState {
   Clock<T> clock;
   T h_next;
-  T step_limit;  // clock.steps at which this call's budget (max_steps) runs out
+  T step_limit;  // clock.steps at which this call's budget (max_steps) runs out; a rejected step lowers it
   T code;
   T time_carry;  // the clock's compensation (Kahan 1965): what its sums of steps lost to rounding
   MaskOf<T> active;
@@ -231,6 +231,10 @@ SWARMFIT_HD MaskOf<T> advance_clock(LoopState<N, T>& ls, T h, MaskOf<T> last, Ma
   ls.time_carry = select(advanced, (t_new - ls.clock.time) - y, ls.time_carry);
   ls.clock.time = select(advanced, select(last, T(t_end), t_new), ls.clock.time);
   ls.clock.steps = select(advanced, ls.clock.steps + 1.0, ls.clock.steps);
+  // A rejected attempt (adaptive schemes) costs what an accepted step does, so max_steps bounds
+  // the work of a call, not only its accepted steps: a lane whose steps keep failing stops with
+  // kStatusStepBudget instead of running on. Fixed-step schemes accept every step (no change).
+  ls.step_limit = select(mask_and(ls.active, mask_not(accepted)), ls.step_limit - 1.0, ls.step_limit);
   return stalled;
 }
 
