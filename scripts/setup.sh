@@ -9,7 +9,7 @@ set -euo pipefail
 # clang, libclang-rt-dev (libFuzzer, the sanitizers' runtimes) and libomp-dev (OpenMP for clang):
 # the fuzz targets of `make fuzz-smoke` (tests/fuzz/README.md).
 packages=(build-essential cmake pkg-config libhdf5-dev libboost-program-options-dev libeigen3-dev
-          libcsv-dev librandom123-dev libgtest-dev googletest clang-format clang libclang-rt-dev libomp-dev
+          libcsv-dev librandom123-dev libfftw3-dev libfftw3-mpi-dev libgtest-dev googletest clang-format clang libclang-rt-dev libomp-dev
           python3 python3-pip python3-dev python3-venv python3-numpy python3-h5py python3-matplotlib
           libopenmpi-dev openmpi-bin chromium)
 missing=()

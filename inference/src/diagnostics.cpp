@@ -1,8 +1,11 @@
 #include "swarmfit/inference/diagnostics.hpp"
 
+#include <fftw3.h>
+
 #include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 
@@ -44,26 +47,22 @@ Chains split(const Chains& chains) {
   return out;
 }
 
-// Ranks of all draws pooled (ties averaged) -> normal quantiles with Blom's offset (eq. 14).
-Chains rank_normalise(const Chains& chains) {
-  std::vector<std::pair<double, std::size_t>> all;
-  for (std::size_t c = 0; c < chains.size(); ++c)
-    for (std::size_t t = 0; t < chains[c].size(); ++t) all.push_back({chains[c][t], c * chains[0].size() + t});
-  std::sort(all.begin(), all.end());
-  const double s = static_cast<double>(all.size());
-  std::vector<double> z(all.size());
-  for (std::size_t i = 0; i < all.size();) {
+// Normal scores of pooled draws given in ascending order: draw order[k] has the k-th smallest
+// value values[k]; ranks of ties averaged, then normal quantiles with Blom's offset (Vehtari et al.
+// 2021, eq. 14). Written into `chains`' shape.
+Chains normal_scores(const std::vector<double>& values, const std::vector<std::size_t>& order, std::size_t m,
+                     std::size_t n) {
+  const double s = static_cast<double>(values.size());
+  Chains out(m, std::vector<double>(n));
+  for (std::size_t i = 0; i < values.size();) {
     std::size_t j = i;
-    while (j < all.size() && all[j].first == all[i].first) ++j;
+    while (j < values.size() && values[j] == values[i]) ++j;
     const double rank = 0.5 * (i + 1 + j);  // average of ranks i+1 .. j
     const double p = (rank - 0.375) / (s + 0.25);
     const double q = std::sqrt(2.0) * boost::math::erf_inv(2.0 * p - 1.0);
-    for (std::size_t k = i; k < j; ++k) z[all[k].second] = q;
+    for (std::size_t k = i; k < j; ++k) out[order[k] / n][order[k] % n] = q;
     i = j;
   }
-  Chains out(chains.size(), std::vector<double>(chains[0].size()));
-  for (std::size_t c = 0; c < chains.size(); ++c)
-    for (std::size_t t = 0; t < chains[c].size(); ++t) out[c][t] = z[c * chains[0].size() + t];
   return out;
 }
 
@@ -103,24 +102,60 @@ double rhat_of(const Chains& chains) {
   return std::sqrt(v.var_plus / v.within);
 }
 
+// Mean over chains of the biased autocovariances, acov[lag] = 1/n sum_t (x_t - mean)(x_t+lag - mean),
+// for every lag < n, by FFT (Wiener-Khinchin; the series zero-padded to >= 2n so that the circular
+// correlation is the linear one), as Stan and ArviZ compute them: O(m n log n) however long the
+// autocorrelation is. The direct sums cost O(m n) per lag, and a poorly mixed DE-MCMC ensemble
+// needs hundreds of lags: at every convergence check they took most of a cheap RV fit's time.
+std::mutex fftw_planner;  // FFTW's planner (plan creation and destruction) is not thread-safe
+
+std::vector<double> mean_autocovariance(const Chains& chains, const std::vector<double>& means) {
+  const std::size_t m = chains.size(), n = chains[0].size();
+  std::size_t nfft = 1;
+  while (nfft < 2 * n) nfft *= 2;
+  const std::size_t nc = nfft / 2 + 1;
+  double* x = fftw_alloc_real(nfft);
+  fftw_complex* f = fftw_alloc_complex(nc);
+  fftw_plan forward, backward;
+  {
+    // Chain::diagnostics runs parameters on threads: planning is serialised, executing a plan is
+    // thread-safe. FFTW_ESTIMATE plans without timing runs and leaves the arrays alone.
+    const std::lock_guard<std::mutex> lock(fftw_planner);
+    forward = fftw_plan_dft_r2c_1d(static_cast<int>(nfft), x, f, FFTW_ESTIMATE);
+    backward = fftw_plan_dft_c2r_1d(static_cast<int>(nfft), f, x, FFTW_ESTIMATE);
+  }
+  std::vector<double> acov(n, 0.0);
+  for (std::size_t c = 0; c < m; ++c) {
+    for (std::size_t t = 0; t < n; ++t) x[t] = chains[c][t] - means[c];
+    std::fill(x + n, x + nfft, 0.0);
+    fftw_execute(forward);
+    for (std::size_t k = 0; k < nc; ++k) {
+      f[k][0] = f[k][0] * f[k][0] + f[k][1] * f[k][1];  // |X_k|^2
+      f[k][1] = 0.0;
+    }
+    fftw_execute(backward);  // unnormalised: nfft times the circular autocorrelation
+    for (std::size_t lag = 0; lag < n; ++lag) acov[lag] += x[lag] / (static_cast<double>(nfft) * n);
+  }
+  for (double& a : acov) a /= static_cast<double>(m);
+  {
+    const std::lock_guard<std::mutex> lock(fftw_planner);
+    fftw_destroy_plan(forward);
+    fftw_destroy_plan(backward);
+  }
+  fftw_free(x);
+  fftw_free(f);
+  return acov;
+}
+
 // ESS of (split) chains from the multi-chain autocorrelation with Geyer's initial monotone
-// positive sequence (eq. 10-13), autocovariances by direct sums.
+// positive sequence (eq. 10-13).
 double ess_of(const Chains& chains) {
   const std::size_t m = chains.size(), n = chains[0].size();
   const Variances v = variances(chains);
-  const std::vector<double>& means = v.means;
   const double w = v.within, var_plus = v.var_plus;
   if (!(var_plus > 0)) return static_cast<double>(m * n);
-  auto rho = [&](std::size_t lag) {
-    double acov = 0;  // mean over chains of the biased autocovariance at this lag
-    for (std::size_t c = 0; c < m; ++c) {
-      double s = 0;
-      for (std::size_t t = 0; t + lag < n; ++t) s += (chains[c][t] - means[c]) * (chains[c][t + lag] - means[c]);
-      acov += s / n;
-    }
-    acov /= m;
-    return 1.0 - (w - acov) / var_plus;
-  };
+  const std::vector<double> acov = mean_autocovariance(chains, v.means);
+  auto rho = [&](std::size_t lag) { return 1.0 - (w - acov[lag]) / var_plus; };
   // Geyer's initial positive sequence: pairs rho_t+1 + rho_t+2 kept while positive (rho_0 = 1),
   // made monotone, plus the last positive even term, as Stan's and ArviZ's estimators do.
   std::vector<double> r(n, 0.0);
@@ -155,18 +190,37 @@ ConvergenceDiagnostics convergence_diagnostics(const Chains& chains) {
     if (c.size() != chains[0].size() || c.size() < 4)
       throw std::invalid_argument("diagnostics need chains of equal length, at least 4 draws");
   const Chains halves = split(chains);
+  const std::size_t m = halves.size(), n = halves[0].size(), total = m * n;
   ConvergenceDiagnostics d;
-  const Chains z = rank_normalise(halves);
-  // Folded draws |x - median| for the scale R-hat.
-  std::vector<double> pooled;
-  for (const auto& c : halves) pooled.insert(pooled.end(), c.begin(), c.end());
-  std::vector<double> sorted = pooled;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = 0.5 * (sorted[(sorted.size() - 1) / 2] + sorted[sorted.size() / 2]);
-  Chains folded = halves;
-  for (auto& c : folded)
-    for (double& x : c) x = std::fabs(x - median);
-  d.rhat = std::max(rhat_of(z), rhat_of(rank_normalise(folded)));
+  // One sort of the pooled draws serves everything: their ranks, the median, the tail quantiles,
+  // and the ranks of the folded draws |x - median|, which are a merge of the two sorted runs on
+  // either side of the median (below it in reverse order, the rest in order).
+  std::vector<std::pair<double, std::size_t>> pooled(total);
+  for (std::size_t c = 0; c < m; ++c)
+    for (std::size_t t = 0; t < n; ++t) pooled[c * n + t] = {halves[c][t], c * n + t};
+  std::sort(pooled.begin(), pooled.end());
+  std::vector<double> sorted(total);
+  std::vector<std::size_t> order(total);
+  for (std::size_t k = 0; k < total; ++k) {
+    sorted[k] = pooled[k].first;
+    order[k] = pooled[k].second;
+  }
+  const Chains z = normal_scores(sorted, order, m, n);
+  const double median = 0.5 * (sorted[(total - 1) / 2] + sorted[total / 2]);
+  const std::size_t above =
+      static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), median) - sorted.begin());
+  std::vector<double> folded(total);
+  std::vector<std::size_t> folded_order(total);
+  {
+    std::size_t lo = above, hi = above, k = 0;  // lo: one past the next draw below; hi: the next at or above
+    while (lo > 0 || hi < total) {
+      const bool take_low = hi == total || (lo > 0 && median - sorted[lo - 1] < sorted[hi] - median);
+      const std::size_t at = take_low ? --lo : hi++;
+      folded[k] = std::fabs(sorted[at] - median);
+      folded_order[k++] = order[at];
+    }
+  }
+  d.rhat = std::max(rhat_of(z), rhat_of(normal_scores(folded, folded_order, m, n)));
   d.ess_bulk = ess_of(z);
   // Tail ESS: indicators of the 5% and 95% quantiles.
   auto quantile = [&](double q) { return sorted[static_cast<std::size_t>(q * (sorted.size() - 1))]; };

@@ -300,6 +300,19 @@ TEST(Diagnostics, RhatAndEssOnKnownChains) {
   const auto shifted = ar1_chains(4, 4000, phi, 13, 2.0 * sd);
   EXPECT_GT(convergence_diagnostics(shifted).rhat, 1.1);
   EXPECT_THROW(convergence_diagnostics({iid[0]}), std::invalid_argument);
+  // Same centre, one chain three times as wide: the rank R-hat of the draws cannot see it, that of
+  // the folded draws |x - median| must (Vehtari et al. 2021, sec. 4.2).
+  auto wide = iid;
+  for (double& x : wide[3]) x *= 3.0;
+  const ConvergenceDiagnostics c = convergence_diagnostics(wide);
+  EXPECT_GT(c.rhat, 1.1);
+  // Ties (a discrete parameter) are ranked by their average rank: a chain of four values repeated.
+  std::vector<std::vector<double>> ties(4, std::vector<double>(400));
+  for (int k = 0; k < 4; ++k)
+    for (int t = 0; t < 400; ++t) ties[k][t] = (t * 7 + k * 3) % 4;
+  const ConvergenceDiagnostics e = convergence_diagnostics(ties);
+  EXPECT_LT(e.rhat, 1.01);
+  EXPECT_TRUE(std::isfinite(e.ess_bulk));
 }
 
 }  // namespace
