@@ -2,15 +2,18 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 namespace swarmfit::h5 {
 
@@ -289,6 +292,52 @@ bool stale_partial(const std::string& name, const std::string& prefix) {
   return kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH;
 }
 }  // namespace
+
+std::string run_isolated(const std::function<void()>& work, int seconds) {
+#if defined(SWARMFIT_FUZZING)
+  (void)work;
+  (void)seconds;
+  return "";
+#endif
+  std::fflush(nullptr);  // the child must not write the parent's buffered output a second time
+  const pid_t pid = fork();
+  if (pid < 0) return "";
+  if (pid == 0) {
+    // The child: the parent's signal handlers (removing its partial files) are not its business;
+    // a terminal's Ctrl-C reaches the whole process group. _exit: no atexit handlers, no flushes
+    // of files the parent has open.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGALRM}) std::signal(sig, SIG_DFL);
+    alarm(static_cast<unsigned>(seconds));
+    try {
+      work();
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  int status = 0;
+  // Polling keeps the parent free of SIGALRM (it may use alarms of its own); the child's alarm
+  // ends it, and the parent's deadline is a second later.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds + 1);
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return "";
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return "did not finish in " + std::to_string(seconds) + " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (WIFSIGNALED(status)) {
+    if (WTERMSIG(status) == SIGALRM) return "did not finish in " + std::to_string(seconds) + " s";
+    return "crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)  // a sanitizer's report ends the child this way
+    return "crashed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  return "";
+}
 
 void remove_stale_partials(const std::string& path) {
   const std::filesystem::path p(path);

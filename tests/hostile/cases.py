@@ -452,6 +452,17 @@ for command in ["summary", "plot", "stability"]:
     refuse(f"{command}-unknown-option", line + " --bogus", "--bogus")
     refuse(f"{command}-not-a-run-file", line.replace("run.h5", "o.h5"), "o.h5", edits=[("h5_other", "o.h5")])
 
+# Run files on which libhdf5 1.10.8 itself crashes or loops (tests/fuzz/README.md, "Findings in libhdf5"):
+# the commands read the strings of a run file in a child process first and refuse the file.
+FINDINGS = REPOSITORY / "tests" / "fuzz" / "findings" / "fuzz_run_file"
+for finding in ["crash-libhdf5-H5HG_read-swarmfit_version", "crash-libhdf5-H5HG_read-memcpy-overlap-read_strings",
+                "timeout-libhdf5-H5HG_protect-read_run_config"]:
+    damaged = (FINDINGS / finding).read_bytes()
+    commands = ["summary", "plot", "fit-resume"] if finding.startswith("crash") else ["summary"]
+    for command in commands:
+        refuse(f"{command}-run-libhdf5-{finding}", DAMAGED_CMD[command], ("run.h5", "HDF5"),
+               edits=[("write", "run.h5", damaged)])
+
 refuse("fit-resume-walkers-mismatch", RESUME.replace("walkers=32", "walkers=48"), ("'walkers'", "run.h5"))
 refuse("fit-resume-data-changed", RESUME, ("run.h5", "rv.txt"), edits=[("field", "data/rv.txt", 5, 2, "-9.0")])
 refuse("fit-resume-prior-changed", RESUME, ("run.h5", "'period_b'", "period_b"),

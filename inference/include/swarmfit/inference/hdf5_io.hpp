@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,15 @@ long read_long_attribute(hid_t where, const std::string& name);
 std::vector<double> read_double_attributes(hid_t where, const std::string& name);
 std::vector<std::string> read_string_attributes(hid_t where, const std::string& name);
 bool exists(hid_t where, const std::string& name);
+
+// Runs `work` in a forked child process and waits at most `seconds` for it. libhdf5 (Debian 12:
+// 1.10.8) can crash or loop forever on a damaged file (tests/fuzz/README.md: the global heap of
+// variable-length strings), which no check of ours can see before the library reads it; readers
+// of files a user hands in first let a child read the risky parts. Returns "" when the child
+// finished, whether `work` threw or not (the caller's own read then says what is wrong), or how
+// the library failed: "crashed (signal N)", "did not finish in S s". Returns "" without a child
+// where fork fails.
+std::string run_isolated(const std::function<void()>& work, int seconds);
 
 class AtomicFile {
  public:
