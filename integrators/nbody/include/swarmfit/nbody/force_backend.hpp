@@ -1,0 +1,61 @@
+// Where the large-N engine's forces are summed: the pair loop over active bodies i and massive
+// bodies j, on CPU threads or the GPU. A backend keeps its own copy of the massive bodies' states
+// (on the GPU: device memory, updated only for the bodies corrected in a block step, as Sapporo
+// and phi-GPU keep their j-particles) and predicts them to each block time itself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "swarmfit/nbody/hermite.hpp"
+
+namespace swarmfit::nbody {
+
+// The massive bodies [first, last) a process sums over (last < 0: to the end).
+struct JSlice {
+  long first = 0, last = -1;
+};
+
+// The active bodies of one block step, predicted to the block time: global index (a body does not
+// pull on itself), position, velocity, acceleration (order 6's snap needs it) and jerk (order 8,
+// the start's crackle).
+struct IBatch {
+  std::vector<int> index;
+  std::vector<double> x, v, a, j;  // [i][3]
+  int size() const { return static_cast<int>(index.size()); }
+};
+
+// Per active body: sums over the slice of G m_j times the pair terms (hermite.hpp).
+struct ForceResult {
+  std::vector<double> acc, jerk, snap, crackle;  // [i][3]; snap for orders 6 and 8, crackle for 8
+  std::vector<double> pot;                       // sum of G m_j / r_ij
+  void resize(int n, int order);
+};
+
+class ForceBackend {
+ public:
+  virtual ~ForceBackend() = default;
+  virtual std::string name() const = 0;
+  // The massive bodies' states, times and G m (gm), all of them (indices 0 .. n-1).
+  virtual void load(const std::vector<BodyState>& state, const std::vector<double>& time,
+                    const std::vector<double>& gm) = 0;
+  // The massive bodies of `index` (sorted) changed: their new states and times.
+  virtual void update(const std::vector<int>& index, const std::vector<BodyState>& state,
+                      const std::vector<double>& time) = 0;
+  // Sums over j in `slice` (massive bodies predicted to t) for every body of `batch`. Order 4:
+  // acc, jerk; 6: and snap; 8 (once, at the start): and crackle.
+  virtual void forces(double t, int order, double eps2, const JSlice& slice, const IBatch& batch, ForceResult& out) = 0;
+};
+
+// OpenMP threads and SIMD. Each active body's j sum is cut into chunks whose size depends on the
+// numbers of active and massive bodies only, never on the threads: results are bitwise the same
+// for any thread count.
+std::unique_ptr<ForceBackend> make_cpu_backend(int threads = 0);
+// The GPU (CUDA); throws std::runtime_error in a build without CUDA or with no device.
+std::unique_ptr<ForceBackend> make_cuda_backend();
+bool nbody_cuda_built();
+
+}  // namespace swarmfit::nbody

@@ -1,0 +1,161 @@
+// The physics of the large-N engine, written once for the host and the device: the pairwise
+// force with its time derivatives, the predictor, the Hermite correctors of 4th and 6th order and
+// their time-step criteria. Block time steps and the force loops live in engine.cpp and the
+// backends; everything here is per body or per pair.
+//
+// 4th order: Makino & Aarseth (1992, PASJ 44, 141), in the time-symmetric form of Kokubo,
+// Yoshinaga & Makino (1998, MNRAS 297, 1067); Aarseth's time-step criterion (Aarseth 2003,
+// "Gravitational N-body simulations", eq. 2.13). 6th order: Nitadori & Makino (2008, New Astron.
+// 13, 498): corrector, the quintic interpolant's derivatives and the generalised Aarseth
+// criterion as in Nitadori's code (github.com/nitadori/Hermite) and phi-GPU. Forces with Plummer
+// softening eps: every r^2 is |r|^2 + eps^2 (the derivatives of the softened force keep the form).
+#pragma once
+
+#include <cmath>
+
+#include "swarmfit/integrators/portability.hpp"
+
+namespace swarmfit::nbody {
+
+// Acceleration, jerk and (order 6) snap of body i from body j, and the potential term m_j / r:
+// d = j minus i (predicted): dx dy dz, dvx dvy dvz, dax day daz; gm = G m_j; `self` zeroes the
+// pair (a body's own entry, r = 0). Written into t: acc 0-2, jerk 3-5, snap 6-8, m/r 9.
+// Nitadori & Makino 2008: A = m r / r^3, J = m v / r^3 - 3 alpha A,
+// S = m a / r^3 - 6 alpha J - 3 beta A, alpha = r.v / r^2, beta = (v^2 + r.a) / r^2 + alpha^2.
+// One scalar function for the CPU's SIMD loops and the GPU's threads alike.
+// Order 8 (used once, at the start: the predictor's snap and crackle of the first step) adds the
+// crackle C = m j / r^3 - 9 alpha S - 9 beta J - 3 gamma A, gamma = (3 v.a + r.j) / r^2 +
+// alpha (3 beta - 4 alpha^2), from the jerk difference dj, into t[10..12].
+template <int Order>
+SWARMFIT_HD void pair_terms(double dx, double dy, double dz, double dvx, double dvy, double dvz, double dax, double day,
+                            double daz, double gm, double eps2, bool self, double t[], const double* dj = nullptr) {
+  const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const double rinv = self ? 0.0 : 1.0 / sqrt(r2);
+  const double rinv2 = rinv * rinv;
+  const double mr = gm * rinv;
+  const double mr3 = mr * rinv2;
+  const double alpha = (dx * dvx + dy * dvy + dz * dvz) * rinv2;
+  t[0] = mr3 * dx;
+  t[1] = mr3 * dy;
+  t[2] = mr3 * dz;
+  t[3] = mr3 * dvx - 3.0 * alpha * t[0];
+  t[4] = mr3 * dvy - 3.0 * alpha * t[1];
+  t[5] = mr3 * dvz - 3.0 * alpha * t[2];
+  if constexpr (Order >= 6) {
+    const double v2 = dvx * dvx + dvy * dvy + dvz * dvz;
+    const double ra = dx * dax + dy * day + dz * daz;
+    const double beta = (v2 + ra) * rinv2 + alpha * alpha;
+    t[6] = mr3 * dax - 6.0 * alpha * t[3] - 3.0 * beta * t[0];
+    t[7] = mr3 * day - 6.0 * alpha * t[4] - 3.0 * beta * t[1];
+    t[8] = mr3 * daz - 6.0 * alpha * t[5] - 3.0 * beta * t[2];
+    if constexpr (Order == 8) {
+      const double va = dvx * dax + dvy * day + dvz * daz;
+      const double rj = dx * dj[0] + dy * dj[1] + dz * dj[2];
+      const double gamma = (3.0 * va + rj) * rinv2 + alpha * (3.0 * beta - 4.0 * alpha * alpha);
+      for (int d = 0; d < 3; ++d)
+        t[10 + d] = mr3 * dj[d] - 9.0 * alpha * t[6 + d] - 9.0 * beta * t[3 + d] - 3.0 * gamma * t[d];
+    }
+  } else {
+    (void)dax, (void)day, (void)daz;
+    t[6] = t[7] = t[8] = 0.0;
+  }
+  t[9] = mr;
+}
+
+// The state of one body that the integration carries: position, velocity and the acceleration's
+// derivatives at its own time t (snap and crackle: measured, or from the last step's Hermite
+// interpolation).
+struct BodyState {
+  double x[3], v[3], a[3], j[3], s[3], c[3];
+};
+
+// Predictor to time t0 + h: the Taylor series of the known derivatives (Makino & Aarseth 1992
+// eq. 7-8 with the interpolated snap and crackle, as Nitadori & Makino 2008 eq. 20-21 for order 6;
+// order 4 gains the two higher terms for the same cost of a load).
+SWARMFIT_HD void predict(const BodyState& b, double h, double xp[3], double vp[3], double ap[3]) {
+  const double h2 = h * h / 2, h3 = h2 * h / 3, h4 = h3 * h / 4, h5 = h4 * h / 5;
+  for (int d = 0; d < 3; ++d) {
+    xp[d] = b.x[d] + h * b.v[d] + h2 * b.a[d] + h3 * b.j[d] + h4 * b.s[d] + h5 * b.c[d];
+    vp[d] = b.v[d] + h * b.a[d] + h2 * b.j[d] + h3 * b.s[d] + h4 * b.c[d];
+    ap[d] = b.a[d] + h * b.j[d] + h2 * b.s[d] + h3 * b.c[d];
+  }
+}
+
+// The predicted jerk (order 8 pair terms, at the start).
+SWARMFIT_HD void predict_jerk(const BodyState& b, double h, double jp[3]) {
+  for (int d = 0; d < 3; ++d) jp[d] = b.j[d] + h * b.s[d] + 0.5 * h * h * b.c[d];
+}
+
+inline double norm3(const double v[3]) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+// Corrector: b (at t0) to t0 + h, given the forces a1, j1 (and s1 for order 6) at the predicted
+// positions. Returns the step the criterion asks for next (before block quantisation), and leaves
+// in b the derivatives at t0 + h (snap and crackle interpolated for order 4, crackle for order 6).
+template <int Order>
+double correct(BodyState& b, double h, const double a1[3], const double j1[3], const double s1[3], double eta) {
+  double a2[3], a3[3], a4[3], a5[3];
+  if constexpr (Order == 4) {
+    // Time-symmetric Hermite (Kokubo et al. 1998 eq. 3-4): v first, x with the new v.
+    const double h2 = h * h / 12;
+    for (int d = 0; d < 3; ++d) {
+      const double v1 = b.v[d] + 0.5 * h * (b.a[d] + a1[d]) + h2 * (b.j[d] - j1[d]);
+      b.x[d] = b.x[d] + 0.5 * h * (b.v[d] + v1) + h2 * (b.a[d] - a1[d]);
+      b.v[d] = v1;
+      // The cubic Hermite interpolant of a through (a0, j0, a1, j1) (Makino & Aarseth 1992
+      // eq. 9-10): its second and third derivatives at t0 + h.
+      const double third = (12.0 * (b.a[d] - a1[d]) + 6.0 * h * (b.j[d] + j1[d])) / (h * h * h);
+      const double second0 = (-6.0 * (b.a[d] - a1[d]) - h * (4.0 * b.j[d] + 2.0 * j1[d])) / (h * h);
+      a2[d] = second0 + h * third;
+      a3[d] = third;
+      b.a[d] = a1[d];
+      b.j[d] = j1[d];
+      b.s[d] = a2[d];
+      b.c[d] = a3[d];
+    }
+    // Aarseth's criterion: dt = sqrt(eta (|a||a2| + |j|^2) / (|j||a3| + |a2|^2)).
+    const double num = norm3(b.a) * norm3(a2) + norm3(b.j) * norm3(b.j);
+    const double den = norm3(b.j) * norm3(a3) + norm3(a2) * norm3(a2);
+    return den > 0 ? std::sqrt(eta * num / den) : HUGE_VAL;
+  } else {
+    // Nitadori & Makino 2008: v1 first, x1 with the new v1.
+    const double h2 = h * h / 10, h3 = h * h * h / 120;
+    for (int d = 0; d < 3; ++d) {
+      const double v1 = b.v[d] + 0.5 * h * (a1[d] + b.a[d]) - h2 * (j1[d] - b.j[d]) + h3 * (s1[d] + b.s[d]);
+      b.x[d] = b.x[d] + 0.5 * h * (v1 + b.v[d]) - h2 * (a1[d] - b.a[d]) + h3 * (j1[d] + b.j[d]);
+      b.v[d] = v1;
+      // The quintic Hermite interpolant of a through (a, j, s) at both ends, expanded about the
+      // midpoint (tau = h / 2): its 3rd, 4th and 5th derivatives at t0 + h.
+      const double tau = 0.5 * h;
+      const double ap = a1[d] - b.a[d], jp = j1[d] + b.j[d], jm = j1[d] - b.j[d];
+      const double sp = s1[d] + b.s[d], sm = s1[d] - b.s[d];
+      const double p_mid = 1.5 / (tau * tau) * (sp - jm / tau);
+      const double q_mid = 45.0 / (tau * tau * tau * tau) * (sm * tau / 6.0 - 0.5 * jp + 0.5 * ap / tau);
+      const double c_mid = (0.5 * sm - q_mid * tau * tau * tau / 6.0) / tau;
+      a3[d] = c_mid + p_mid * tau + 0.5 * q_mid * tau * tau;
+      a4[d] = p_mid + q_mid * tau;
+      a5[d] = q_mid;
+      b.a[d] = a1[d];
+      b.j[d] = j1[d];
+      b.s[d] = s1[d];
+      b.c[d] = a3[d];
+    }
+    // Generalised Aarseth criterion (Nitadori & Makino 2008) for p = 6:
+    // dt = eta (A1 / A4)^(1/3), A_k = sqrt(|a^(k-1)| |a^(k+1)| + |a^(k)|^2); eta ~ 0.5.
+    const double A1 = std::sqrt(norm3(b.a) * norm3(b.s) + norm3(b.j) * norm3(b.j));
+    const double A4 = std::sqrt(norm3(a3) * norm3(a5) + norm3(a4) * norm3(a4));
+    return A4 > 0 ? eta * std::cbrt(A1 / A4) : HUGE_VAL;
+  }
+}
+
+// The first step of a body. The start's force passes give a, j, s and c exactly (engine.cpp), so
+// the first step uses the generalised Aarseth criterion of order 4 with them,
+// eta_s (A1 / A2), A1 = sqrt(|a||s| + |j|^2), A2 = sqrt(|j||c| + |s|^2) (Nitadori & Makino 2008),
+// for both orders. The usual eta_s |a| / |j| (Aarseth 2003 eq. 2.14) is zero for a body whose
+// forces cancel (the middle body of the figure-eight orbit).
+inline double initial_step(const BodyState& b, double eta_s) {
+  const double A1 = std::sqrt(norm3(b.a) * norm3(b.s) + norm3(b.j) * norm3(b.j));
+  const double A2 = std::sqrt(norm3(b.j) * norm3(b.c) + norm3(b.s) * norm3(b.s));
+  return A2 > 0 ? eta_s * A1 / A2 : HUGE_VAL;
+}
+
+}  // namespace swarmfit::nbody

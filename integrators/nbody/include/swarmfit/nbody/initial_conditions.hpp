@@ -1,0 +1,29 @@
+// Initial conditions for the large-N engine, in Henon (N-body) units where the model has them:
+// G = 1, total mass 1, E = -1/4 (Heggie & Mathieu 1986).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "swarmfit/nbody/engine.hpp"
+
+namespace swarmfit::nbody {
+
+// A Plummer sphere of n equal masses (Aarseth, Henon & Wielen 1974, A&A 37, 183): radii from the
+// inverted cumulative mass, speeds by von Neumann rejection from q^2 (1 - q^2)^(7/2), isotropic
+// directions; scale radius 3 pi / 16 (Henon units); moved to the centre-of-mass frame. Radii
+// beyond `max_radius` (in Henon units) are drawn again (the usual truncation; 0: none).
+Bodies plummer_sphere(long n, std::uint64_t seed, double max_radius = 0.0);
+// A uniform sphere of radius `radius` at rest (cold collapse), n equal masses of total mass 1.
+Bodies cold_sphere(long n, std::uint64_t seed, double radius = 1.0);
+// The figure-eight orbit of three equal masses (Chenciner & Montgomery 2000, Ann. Math. 152,
+// 881; initial conditions of Simo 2002), period 6.32591398 at G = 1.
+Bodies figure_eight();
+constexpr double kFigureEightPeriod = 6.32591398;
+// Two bodies (masses 1 - mu and mu, G = 1) on a Kepler orbit of semi-major axis a and
+// eccentricity e, starting at pericentre, centre of mass at rest at the origin.
+Bodies kepler_pair(double e, double a = 1.0, double mu = 1e-3);
+// `count` test particles (mass 0) appended after the massive bodies of `b`.
+void append_test_particles(Bodies& b, long count);
+
+}  // namespace swarmfit::nbody

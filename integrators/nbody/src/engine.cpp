@@ -1,0 +1,243 @@
+#include "swarmfit/nbody/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace swarmfit::nbody {
+
+void Bodies::resize(long n) {
+  mass.resize(n);
+  state.resize(n);
+  time.resize(n);
+  step.resize(n);
+  id.resize(n);
+}
+
+void ForceResult::resize(int n, int order) {
+  acc.assign(3 * static_cast<std::size_t>(n), 0.0);
+  jerk.assign(3 * static_cast<std::size_t>(n), 0.0);
+  snap.assign(order >= 6 ? 3 * static_cast<std::size_t>(n) : 0, 0.0);
+  crackle.assign(order == 8 ? 3 * static_cast<std::size_t>(n) : 0, 0.0);
+  pot.assign(n, 0.0);
+}
+
+namespace {
+
+bool power_of_two(double x) {
+  int e = 0;
+  return x > 0 && std::frexp(x, &e) == 0.5;
+}
+
+// The largest power of two not above x (x > 0).
+double floor_power_of_two(double x) {
+  int e = 0;
+  std::frexp(x, &e);  // x = f 2^e, f in [0.5, 1)
+  return std::ldexp(1.0, e - 1);
+}
+
+}  // namespace
+
+BlockHermite::BlockHermite(Bodies bodies, const NbodySettings& settings, std::unique_ptr<ForceBackend> backend,
+                           JSlice slice, Reduce reduce)
+    : bodies_(std::move(bodies)),
+      settings_(settings),
+      backend_(std::move(backend)),
+      slice_(slice),
+      reduce_(std::move(reduce)) {
+  if (settings_.order != 4 && settings_.order != 6) throw std::invalid_argument("order must be 4 or 6");
+  if (!power_of_two(settings_.max_step)) throw std::invalid_argument("max_step must be a power of two");
+  if (settings_.eta == 0) settings_.eta = settings_.order == 6 ? 0.5 : 0.01;
+  if (settings_.eta_start == 0) settings_.eta_start = 0.1;
+  if (!(settings_.eta > 0) || !(settings_.eta_start > 0)) throw std::invalid_argument("eta must be > 0");
+  if (!(settings_.softening >= 0)) throw std::invalid_argument("softening must be >= 0");
+  if (bodies_.num_massive < 1 || bodies_.num_massive > bodies_.size())
+    throw std::invalid_argument("at least one massive body");
+  if (slice_.last < 0) slice_.last = bodies_.num_massive;
+  time_ = bodies_.size() ? bodies_.time[0] : 0.0;
+  std::vector<double> gm(bodies_.num_massive);
+  for (long j = 0; j < bodies_.num_massive; ++j) gm[j] = settings_.G * bodies_.mass[j];
+  backend_->load(std::vector<BodyState>(bodies_.state.begin(), bodies_.state.begin() + bodies_.num_massive),
+                 std::vector<double>(bodies_.time.begin(), bodies_.time.begin() + bodies_.num_massive), gm);
+}
+
+void BlockHermite::forces(double t, const std::vector<int>& active, int order, ForceResult& out) {
+  const int n = static_cast<int>(active.size());
+  batch_.index = active;
+  batch_.x.resize(3 * static_cast<std::size_t>(n));
+  batch_.v.resize(3 * static_cast<std::size_t>(n));
+  batch_.a.resize(3 * static_cast<std::size_t>(n));
+  batch_.j.resize(order == 8 ? 3 * static_cast<std::size_t>(n) : 0);
+  for (int k = 0; k < n; ++k) {
+    const int i = active[k];
+    const double h = t - bodies_.time[i];
+    predict(bodies_.state[i], h, &batch_.x[3 * k], &batch_.v[3 * k], &batch_.a[3 * k]);
+    if (order == 8) predict_jerk(bodies_.state[i], h, &batch_.j[3 * k]);
+  }
+  out.resize(n, order);
+  backend_->forces(t, order, settings_.softening * settings_.softening, slice_, batch_, out);
+  if (reduce_) {
+    // One buffer, one reduction: acc, jerk, (snap,) pot.
+    std::vector<double> all;
+    all.reserve(out.acc.size() * 3 + out.pot.size());
+    all.insert(all.end(), out.acc.begin(), out.acc.end());
+    all.insert(all.end(), out.jerk.begin(), out.jerk.end());
+    all.insert(all.end(), out.snap.begin(), out.snap.end());
+    all.insert(all.end(), out.crackle.begin(), out.crackle.end());
+    all.insert(all.end(), out.pot.begin(), out.pot.end());
+    reduce_(all.data(), all.size());
+    auto at = all.begin();
+    for (auto* v : {&out.acc, &out.jerk, &out.snap, &out.crackle, &out.pot}) {
+      std::copy(at, at + v->size(), v->begin());
+      at += v->size();
+    }
+  }
+  counters_.interactions += static_cast<double>(n) * static_cast<double>(bodies_.num_massive);
+}
+
+double BlockHermite::quantise(double requested, double old_step, double new_time) const {
+  double dt = old_step;
+  if (requested < dt) {
+    while (dt > requested) dt *= 0.5;
+  } else if (requested >= 2 * dt && 2 * dt <= settings_.max_step && std::fmod(new_time, 2 * dt) == 0.0) {
+    dt *= 2;  // doubling keeps the block structure only where the time is a multiple of it
+  }
+  return dt;
+}
+
+void BlockHermite::initialise() {
+  const long n = bodies_.size();
+  std::vector<int> all(n);
+  for (long i = 0; i < n; ++i) all[i] = static_cast<int>(i);
+  for (long i = 0; i < n; ++i) {
+    if (bodies_.time[i] != time_) throw std::invalid_argument("initialise: every body must start at the same time");
+    BodyState& b = bodies_.state[i];
+    for (int d = 0; d < 3; ++d) b.a[d] = b.j[d] = b.s[d] = b.c[d] = 0.0;
+  }
+  // Two passes: acceleration and jerk first; then, with every body's a and j known, the snap and
+  // crackle too (the pair terms of order 8), so that the first step's predictor is as complete as
+  // every later one's (a first step predicted without them lost the 6th order its accuracy).
+  std::vector<int> massive(bodies_.num_massive);
+  for (long j = 0; j < bodies_.num_massive; ++j) massive[j] = static_cast<int>(j);
+  for (int pass = 0; pass < 2; ++pass) {
+    forces(time_, all, pass == 0 ? 4 : 8, result_);
+    for (long i = 0; i < n; ++i) {
+      BodyState& b = bodies_.state[i];
+      for (int d = 0; d < 3; ++d) {
+        b.a[d] = result_.acc[3 * i + d];
+        b.j[d] = result_.jerk[3 * i + d];
+        if (pass == 1) {
+          b.s[d] = result_.snap[3 * i + d];
+          b.c[d] = result_.crackle[3 * i + d];
+        }
+      }
+    }
+    backend_->update(massive, bodies_.state, bodies_.time);
+  }
+  double shared = settings_.max_step;
+  for (long i = 0; i < n; ++i) {
+    BodyState& b = bodies_.state[i];
+    const double wanted = initial_step(b, settings_.eta_start);
+    double dt = wanted > 0 && std::isfinite(wanted) ? std::min(settings_.max_step, floor_power_of_two(wanted))
+                                                    : settings_.max_step;
+    if (!(wanted > 0)) dt = 0.0;  // zero or NaN: refused below
+    // The first step must divide the start time (a resumed or shifted start).
+    while (dt > 0 && std::fmod(time_, dt) != 0.0) dt *= 0.5;
+    if (dt < settings_.min_step) {
+      std::ostringstream m;
+      m << "body " << bodies_.id[i] << " needs a first step of " << wanted << " (below min_step " << settings_.min_step
+        << "): bodies too close; add softening";
+      throw StepUnderflow(m.str());
+    }
+    bodies_.step[i] = dt;
+    shared = std::min(shared, dt);
+  }
+  if (settings_.shared_steps)
+    for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
+}
+
+void BlockHermite::resume() {
+  for (long i = 0; i < bodies_.size(); ++i)
+    if (!(bodies_.step[i] > 0) || !power_of_two(bodies_.step[i]) || std::fmod(bodies_.time[i], bodies_.step[i]) != 0)
+      throw std::invalid_argument("resume: body " + std::to_string(bodies_.id[i]) + " has no valid block step");
+}
+
+void BlockHermite::step() {
+  if (settings_.order == 6)
+    step_order<6>();
+  else
+    step_order<4>();
+}
+
+template <int Order>
+void BlockHermite::step_order() {
+  const long n = bodies_.size();
+  double t_next = HUGE_VAL;
+  for (long i = 0; i < n; ++i) t_next = std::min(t_next, bodies_.time[i] + bodies_.step[i]);
+  active_.clear();
+  for (long i = 0; i < n; ++i)
+    if (bodies_.time[i] + bodies_.step[i] == t_next) active_.push_back(static_cast<int>(i));
+  forces(t_next, active_, Order, result_);
+  double shared = settings_.max_step;
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const int i = active_[k];
+    BodyState& b = bodies_.state[i];
+    const double h = bodies_.step[i];
+    const double* s1 = Order == 6 ? &result_.snap[3 * k] : nullptr;
+    const double wanted = correct<Order>(b, h, &result_.acc[3 * k], &result_.jerk[3 * k], s1, settings_.eta);
+    bodies_.time[i] = t_next;
+    const double dt = quantise(wanted, h, t_next);
+    if (dt < settings_.min_step || std::isnan(wanted)) {  // inf: nothing limits the step
+      std::ostringstream m;
+      m << "body " << bodies_.id[i] << " at t = " << t_next << " needs a step of " << wanted << " (below min_step "
+        << settings_.min_step << "): a close encounter; add softening";
+      throw StepUnderflow(m.str());
+    }
+    bodies_.step[i] = dt;
+    shared = std::min(shared, dt);
+  }
+  if (settings_.shared_steps) {
+    // Every body is active each step; the next step is the smallest wanted, kept commensurate.
+    for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
+  }
+  // The backend's copy of the massive active bodies.
+  const auto massive_end = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(bodies_.num_massive));
+  if (massive_end != active_.begin())
+    backend_->update(std::vector<int>(active_.begin(), massive_end), bodies_.state, bodies_.time);
+  time_ = t_next;
+  counters_.block_steps += 1;
+  counters_.body_steps += static_cast<double>(active_.size());
+}
+
+void BlockHermite::run_until(double t_end, const std::function<void()>& after_step) {
+  if (std::fmod(t_end, settings_.max_step) != 0.0)
+    throw std::invalid_argument("run_until: the end time must be a multiple of max_step");
+  while (true) {
+    bool done = true;
+    for (long i = 0; i < bodies_.size() && done; ++i) done = bodies_.time[i] >= t_end;
+    if (done) break;
+    step();
+    if (after_step) after_step();
+  }
+}
+
+Energy BlockHermite::energy() {
+  const long n = bodies_.size();
+  for (long i = 0; i < n; ++i)
+    if (bodies_.time[i] != time_) throw std::logic_error("energy: the bodies are not at one time");
+  Energy e;
+  for (long i = 0; i < bodies_.num_massive; ++i) {
+    const double* v = bodies_.state[i].v;
+    e.kinetic += 0.5 * bodies_.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  }
+  std::vector<int> massive(bodies_.num_massive);
+  for (long j = 0; j < bodies_.num_massive; ++j) massive[j] = static_cast<int>(j);
+  ForceResult r;
+  const double interactions = counters_.interactions;
+  forces(time_, massive, 4, r);
+  counters_.interactions = interactions;  // diagnostics are not integration work
+  for (long i = 0; i < bodies_.num_massive; ++i) e.potential -= 0.5 * bodies_.mass[i] * r.pot[i];
+  return e;
+}
+
+}  // namespace swarmfit::nbody

@@ -1,0 +1,192 @@
+// The large-N engine's forces on CPU threads (OpenMP) and SIMD lanes: the massive bodies kept as
+// structures of arrays, predicted to the block time in one pass, then the pair sums of every
+// active body. The work is cut into (active body, chunk of j) tasks so that a block step with a
+// few active bodies still occupies every core; a chunk's size depends only on the numbers of
+// active and massive bodies, and the chunks of a body are added in order, so the sums are
+// bitwise the same for any thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "swarmfit/nbody/force_backend.hpp"
+
+namespace swarmfit::nbody {
+
+namespace {
+
+constexpr int kFields = 18;  // x v a j s c, 3 each
+
+class CpuBackend final : public ForceBackend {
+ public:
+  explicit CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {}
+  std::string name() const override { return "cpu"; }
+
+  void load(const std::vector<BodyState>& state, const std::vector<double>& time,
+            const std::vector<double>& gm) override {
+    n_ = static_cast<long>(gm.size());
+    gm_ = gm;
+    time_.assign(time.begin(), time.begin() + n_);
+    for (auto& f : fields_) f.assign(n_, 0.0);
+    for (auto& p : predicted_) p.assign(n_, 0.0);
+    for (long j = 0; j < n_; ++j) store(j, state[j]);
+  }
+
+  void update(const std::vector<int>& index, const std::vector<BodyState>& state,
+              const std::vector<double>& time) override {
+    for (int j : index) {
+      store(j, state[j]);
+      time_[j] = time[j];
+    }
+  }
+
+  void forces(double t, int order, double eps2, const JSlice& slice, const IBatch& batch, ForceResult& out) override {
+    const long first = slice.first, last = slice.last < 0 ? n_ : slice.last;
+    predict_all(t, first, last, order == 8);
+    const int ni = batch.size();
+    const long nj = last - first;
+    if (ni == 0 || nj <= 0) return;
+    // Tasks: enough for every thread even with one active body, chunks of at least 256 j.
+    const long chunks = std::max(1L, std::min((nj + 255) / 256, (64L + ni - 1) / ni));
+    const long chunk = (nj + chunks - 1) / chunks;
+    const int width = order == 8 ? 13 : order == 6 ? 10 : 7;  // acc 3, jerk 3, (snap 3,) pot 1, (crackle 3)
+    partial_.assign(static_cast<std::size_t>(ni) * chunks * width, 0.0);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+    for (long task = 0; task < ni * chunks; ++task) {
+      const int k = static_cast<int>(task / chunks);
+      const long c = task % chunks;
+      const long j0 = first + c * chunk, j1 = std::min(last, j0 + chunk);
+      double* p = &partial_[static_cast<std::size_t>(task) * width];
+      if (order == 8)
+        sum_pairs<8>(batch, k, j0, j1, eps2, p);
+      else if (order == 6)
+        sum_pairs<6>(batch, k, j0, j1, eps2, p);
+      else
+        sum_pairs<4>(batch, k, j0, j1, eps2, p);
+    }
+    for (int k = 0; k < ni; ++k)
+      for (long c = 0; c < chunks; ++c) {
+        const double* p = &partial_[(static_cast<std::size_t>(k) * chunks + c) * width];
+        for (int d = 0; d < 3; ++d) {
+          out.acc[3 * k + d] += p[d];
+          out.jerk[3 * k + d] += p[3 + d];
+          if (order >= 6) out.snap[3 * k + d] += p[6 + d];
+          if (order == 8) out.crackle[3 * k + d] += p[10 + d];
+        }
+        out.pot[k] += p[order == 4 ? 6 : 9];
+      }
+  }
+
+ private:
+  void store(long j, const BodyState& b) {
+    for (int d = 0; d < 3; ++d) {
+      fields_[d][j] = b.x[d];
+      fields_[3 + d][j] = b.v[d];
+      fields_[6 + d][j] = b.a[d];
+      fields_[9 + d][j] = b.j[d];
+      fields_[12 + d][j] = b.s[d];
+      fields_[15 + d][j] = b.c[d];
+    }
+  }
+
+  void predict_all(double t, long first, long last, bool jerk) {
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (long j = first; j < last; ++j) {
+      BodyState b;
+      for (int d = 0; d < 3; ++d) {
+        b.x[d] = fields_[d][j];
+        b.v[d] = fields_[3 + d][j];
+        b.a[d] = fields_[6 + d][j];
+        b.j[d] = fields_[9 + d][j];
+        b.s[d] = fields_[12 + d][j];
+        b.c[d] = fields_[15 + d][j];
+      }
+      double xp[3], vp[3], ap[3];
+      predict(b, t - time_[j], xp, vp, ap);
+      for (int d = 0; d < 3; ++d) {
+        predicted_[d][j] = xp[d];
+        predicted_[3 + d][j] = vp[d];
+        predicted_[6 + d][j] = ap[d];
+      }
+      if (jerk) {
+        double jp[3];
+        predict_jerk(b, t - time_[j], jp);
+        for (int d = 0; d < 3; ++d) predicted_[9 + d][j] = jp[d];
+      }
+    }
+  }
+
+  // The pair sums of active body k over j in [j0, j1), vectorised over j (OpenMP SIMD reductions).
+  template <int Order>
+  void sum_pairs(const IBatch& batch, int k, long j0, long j1, double eps2, double* out) const {
+    const double xi = batch.x[3 * k], yi = batch.x[3 * k + 1], zi = batch.x[3 * k + 2];
+    const double vxi = batch.v[3 * k], vyi = batch.v[3 * k + 1], vzi = batch.v[3 * k + 2];
+    const double axi = batch.a[3 * k], ayi = batch.a[3 * k + 1], azi = batch.a[3 * k + 2];
+    const long self = batch.index[k];
+    const double *X = predicted_[0].data(), *Y = predicted_[1].data(), *Z = predicted_[2].data();
+    const double *VX = predicted_[3].data(), *VY = predicted_[4].data(), *VZ = predicted_[5].data();
+    const double *AX = predicted_[6].data(), *AY = predicted_[7].data(), *AZ = predicted_[8].data();
+    const double* M = gm_.data();
+    if constexpr (Order == 8) {
+      // Once per run, at the start: plain loops.
+      double sum[13] = {};
+      for (long j = j0; j < j1; ++j) {
+        double t[13];
+        const double dj[3] = {predicted_[9][j] - batch.j[3 * k], predicted_[10][j] - batch.j[3 * k + 1],
+                              predicted_[11][j] - batch.j[3 * k + 2]};
+        pair_terms<8>(X[j] - xi, Y[j] - yi, Z[j] - zi, VX[j] - vxi, VY[j] - vyi, VZ[j] - vzi, AX[j] - axi, AY[j] - ayi,
+                      AZ[j] - azi, M[j], eps2, j == self, t, dj);
+        for (int q = 0; q < 13; ++q) sum[q] += t[q];
+      }
+      for (int q = 0; q < 13; ++q) out[q] = sum[q];
+      return;
+    }
+    double ax = 0, ay = 0, az = 0, jx = 0, jy = 0, jz = 0, sx = 0, sy = 0, sz = 0, pot = 0;
+#pragma omp simd reduction(+ : ax, ay, az, jx, jy, jz, sx, sy, sz, pot)
+    for (long j = j0; j < j1; ++j) {
+      double t[10];
+      pair_terms<Order>(X[j] - xi, Y[j] - yi, Z[j] - zi, VX[j] - vxi, VY[j] - vyi, VZ[j] - vzi, AX[j] - axi,
+                        AY[j] - ayi, AZ[j] - azi, M[j], eps2, j == self, t);
+      ax += t[0];
+      ay += t[1];
+      az += t[2];
+      jx += t[3];
+      jy += t[4];
+      jz += t[5];
+      if constexpr (Order == 6) {
+        sx += t[6];
+        sy += t[7];
+        sz += t[8];
+      }
+      pot += t[9];
+    }
+    out[0] = ax;
+    out[1] = ay;
+    out[2] = az;
+    out[3] = jx;
+    out[4] = jy;
+    out[5] = jz;
+    if constexpr (Order == 6) {
+      out[6] = sx;
+      out[7] = sy;
+      out[8] = sz;
+      out[9] = pot;
+    } else {
+      out[6] = pot;
+    }
+    (void)sx, (void)sy, (void)sz;
+  }
+
+  int threads_;
+  long n_ = 0;
+  std::vector<double> gm_, time_;
+  std::vector<double> fields_[kFields];
+  std::vector<double> predicted_[12];  // x v a (j: order 8 only)
+  std::vector<double> partial_;
+};
+
+}  // namespace
+
+std::unique_ptr<ForceBackend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
+
+}  // namespace swarmfit::nbody

@@ -1,0 +1,11 @@
+// A build without CUDA: the GPU backend of the large-N engine is refused in words.
+#include "swarmfit/nbody/force_backend.hpp"
+
+namespace swarmfit::nbody {
+
+std::unique_ptr<ForceBackend> make_cuda_backend() {
+  throw std::runtime_error("backend=cuda: this swarmfit was built without CUDA");
+}
+bool nbody_cuda_built() { return false; }
+
+}  // namespace swarmfit::nbody
