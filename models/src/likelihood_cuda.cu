@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "swarmfit/integrators/cuda_memory.hpp"
@@ -234,22 +235,20 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
       param_at[t] = p;
       p += np;
       ObservationTables d = h;
-      auto put = [&](const double* host, int n) -> const double* {
-        if (n == 0) return nullptr;
-        std::copy(host, host + n, rows.begin() + r);
-        const double* at = d_rows + r;
-        r += n;
-        return at;
-      };
-      d.rv_time = put(h.rv_time, h.num_rv);
-      d.rv_value = put(h.rv_value, h.num_rv);
-      d.rv_error = put(h.rv_error, h.num_rv);
-      d.transit_time = put(h.transit_time, h.num_transits);
-      d.transit_error = put(h.transit_error, h.num_transits);
-      d.transit_epoch = put(h.transit_epoch, h.num_transits);
-      if (h.num_rv > 0) std::copy(h.rv_instrument, h.rv_instrument + h.num_rv, instruments.begin() + i);
-      d.rv_instrument = h.num_rv > 0 ? d_instruments + i : nullptr;
-      i += h.num_rv;
+      // The rows staged side by side: numbers in `rows`, instrument indices in `instruments`.
+      upload_rows(h, d, [&](const auto* host, std::size_t n) {
+        using V = std::remove_cv_t<std::remove_pointer_t<decltype(host)>>;
+        if (n == 0) return static_cast<const V*>(nullptr);
+        if constexpr (std::is_same_v<V, int>) {
+          std::copy(host, host + n, instruments.begin() + i);
+          i += n;
+          return static_cast<const V*>(d_instruments + (i - n));
+        } else {
+          std::copy(host, host + n, rows.begin() + r);
+          r += n;
+          return static_cast<const V*>(d_rows + (r - n));
+        }
+      });
       const int ni = h.num_instruments;
       per_instrument_at[t] = q;
       d.offsets = ni > 0 ? d_offsets + q : nullptr;
