@@ -56,7 +56,7 @@ fuzz-all: setup
 # tests/sanitize/README.md says what is left out and why. The Python package is not built: a
 # sanitized extension module loads only into an LD_PRELOADed python.
 ASAN_BUILD ?= build-asan
-SANITIZE_TESTS ?= test_observations test_inference test_nbody
+SANITIZE_TESTS ?= test_observations test_inference test_nbody test_integrators
 SANITIZE_EXCLUDE ?= ^Demcmc[.]KdeMovesKeepTheBananaAndMixFaster$$
 empty :=
 space := $(empty) $(empty)

@@ -1,6 +1,7 @@
 #include "swarmfit/nbody/engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -75,6 +76,7 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
     if (order == 8) predict_jerk(bodies_.state[i], h, &batch_.j[3 * k]);
   }
   out.resize(n, order);
+  const auto start = std::chrono::steady_clock::now();
   backend_->forces(t, order, settings_.softening * settings_.softening, slice_, batch_, out);
   if (reduce_) {
     // One buffer, one reduction: acc, jerk, (snap,) pot.
@@ -93,6 +95,20 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
     }
   }
   counters_.interactions += static_cast<double>(n) * static_cast<double>(bodies_.num_massive);
+  counters_.force_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+namespace {
+int step_exponent(double step) {
+  int e = 0;
+  std::frexp(step, &e);
+  return e;
+}
+}  // namespace
+
+void BlockHermite::rebuild_levels() {
+  levels_.clear();
+  for (long i = 0; i < bodies_.size(); ++i) levels_[step_exponent(bodies_.step[i])].push_back(static_cast<int>(i));
 }
 
 double BlockHermite::quantise(double requested, double old_step, double new_time) const {
@@ -154,12 +170,15 @@ void BlockHermite::initialise() {
   }
   if (settings_.shared_steps)
     for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
+  rebuild_levels();
+  counters_ = NbodyCounters{};  // the counters are the block steps'
 }
 
 void BlockHermite::resume() {
   for (long i = 0; i < bodies_.size(); ++i)
     if (!(bodies_.step[i] > 0) || !power_of_two(bodies_.step[i]) || std::fmod(bodies_.time[i], bodies_.step[i]) != 0)
       throw std::invalid_argument("resume: body " + std::to_string(bodies_.id[i]) + " has no valid block step");
+  rebuild_levels();
 }
 
 void BlockHermite::step() {
@@ -171,12 +190,18 @@ void BlockHermite::step() {
 
 template <int Order>
 void BlockHermite::step_order() {
+  const auto start = std::chrono::steady_clock::now();
   const long n = bodies_.size();
   double t_next = HUGE_VAL;
-  for (long i = 0; i < n; ++i) t_next = std::min(t_next, bodies_.time[i] + bodies_.step[i]);
+  for (const auto& [exponent, members] : levels_)
+    if (!members.empty()) t_next = std::min(t_next, bodies_.time[members[0]] + bodies_.step[members[0]]);
   active_.clear();
-  for (long i = 0; i < n; ++i)
-    if (bodies_.time[i] + bodies_.step[i] == t_next) active_.push_back(static_cast<int>(i));
+  for (auto& [exponent, members] : levels_)
+    if (!members.empty() && bodies_.time[members[0]] + bodies_.step[members[0]] == t_next) {
+      active_.insert(active_.end(), members.begin(), members.end());
+      members.clear();
+    }
+  std::sort(active_.begin(), active_.end());  // index order: the sums do not depend on the levels
   forces(t_next, active_, Order, result_);
   double shared = settings_.max_step;
   for (std::size_t k = 0; k < active_.size(); ++k) {
@@ -199,6 +224,9 @@ void BlockHermite::step_order() {
   if (settings_.shared_steps) {
     // Every body is active each step; the next step is the smallest wanted, kept commensurate.
     for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
+    rebuild_levels();
+  } else {
+    for (int i : active_) levels_[step_exponent(bodies_.step[i])].push_back(i);
   }
   // The backend's copy of the massive active bodies.
   const auto massive_end = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(bodies_.num_massive));
@@ -207,15 +235,15 @@ void BlockHermite::step_order() {
   time_ = t_next;
   counters_.block_steps += 1;
   counters_.body_steps += static_cast<double>(active_.size());
+  counters_.step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void BlockHermite::run_until(double t_end, const std::function<void()>& after_step) {
   if (std::fmod(t_end, settings_.max_step) != 0.0)
     throw std::invalid_argument("run_until: the end time must be a multiple of max_step");
-  while (true) {
-    bool done = true;
-    for (long i = 0; i < bodies_.size() && done; ++i) done = bodies_.time[i] >= t_end;
-    if (done) break;
+  // No body steps over a multiple of max_step (its step divides max_step and its time is a multiple
+  // of its step), so when the block time reaches t_end every body is there.
+  while (time_ < t_end) {
     step();
     if (after_step) after_step();
   }
@@ -233,9 +261,9 @@ Energy BlockHermite::energy() {
   std::vector<int> massive(bodies_.num_massive);
   for (long j = 0; j < bodies_.num_massive; ++j) massive[j] = static_cast<int>(j);
   ForceResult r;
-  const double interactions = counters_.interactions;
+  const NbodyCounters kept = counters_;
   forces(time_, massive, 4, r);
-  counters_.interactions = interactions;  // diagnostics are not integration work
+  counters_ = kept;  // diagnostics are not integration work
   for (long i = 0; i < bodies_.num_massive; ++i) e.potential -= 0.5 * bodies_.mass[i] * r.pot[i];
   return e;
 }

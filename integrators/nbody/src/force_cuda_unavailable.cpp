@@ -1,10 +1,10 @@
-// The GPU backend of the large-N engine is not written yet: refused in words.
+// A build without CUDA: the GPU backend of the large-N engine is refused in words.
 #include "swarmfit/nbody/force_backend.hpp"
 
 namespace swarmfit::nbody {
 
 std::unique_ptr<ForceBackend> make_cuda_backend() {
-  throw std::runtime_error("backend=cuda: the large-N engine has no GPU forces yet (issue 34)");
+  throw std::runtime_error("backend=cuda: this swarmfit was built without CUDA");
 }
 bool nbody_cuda_built() { return false; }
 

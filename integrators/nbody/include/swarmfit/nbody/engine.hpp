@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,8 +53,10 @@ struct Energy {
 
 struct NbodyCounters {
   long block_steps = 0;
-  double body_steps = 0;    // sum of the active bodies over block steps
-  double interactions = 0;  // pairs computed (active x massive)
+  double body_steps = 0;     // sum of the active bodies over block steps
+  double interactions = 0;   // pairs computed (active x massive)
+  double force_seconds = 0;  // wall time in the force backend (and the ranks' reduction)
+  double step_seconds = 0;   // wall time of the block steps, forces included
 };
 
 // Adds the partial force sums of the ranks, in place, identically on every rank (MPI_Allreduce).
@@ -84,7 +87,12 @@ class BlockHermite {
   void step_order();
   void forces(double t, const std::vector<int>& active, int order, ForceResult& out);
   double quantise(double requested, double old_step, double new_time) const;
+  void rebuild_levels();
 
+  // The block levels: the bodies of each step size (keyed by its binary exponent). All bodies of
+  // a level share their next time (the next multiple of the step after the system time), so a
+  // block step takes whole levels and touches only the active bodies, never all N.
+  std::map<int, std::vector<int>> levels_;
   Bodies bodies_;
   NbodySettings settings_;
   std::unique_ptr<ForceBackend> backend_;
