@@ -13,5 +13,6 @@ int simulate_command(int argc, char** argv);
 int stability_command(int argc, char** argv);
 int map_command(int argc, char** argv);
 int catalog_command(int argc, char** argv);
+int nbody_command(int argc, char** argv);
 
 }  // namespace swarmfit::app

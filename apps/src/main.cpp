@@ -30,6 +30,8 @@ void usage(std::ostream& out) {
          "                 MEGNO and survival over a grid of two parameters of a model\n"
          "  catalog --config FILE --output DIR [--targets A,B] [--check] [key=value ...]\n"
          "                 fit every target of a catalog into its own run file; one summary of them all\n"
+         "  nbody --config FILE [--resume] [key=value ...]\n"
+         "                 one large N-body system (block-step Hermite 4/6, CPU or GPU, MPI): snapshots and a log\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
     if (command == "stability") return swarmfit::app::stability_command(argc - 1, argv + 1);
     if (command == "map") return swarmfit::app::map_command(argc - 1, argv + 1);
     if (command == "catalog") return swarmfit::app::catalog_command(argc - 1, argv + 1);
+    if (command == "nbody") return swarmfit::app::nbody_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

@@ -115,6 +115,11 @@ void MpiWork::gather(std::vector<double>& values, std::vector<int>& codes) {
                  MPI_COMM_WORLD);
 }
 
+void MpiWork::allreduce_sum(double* values, std::size_t count) {
+  if (!active() || count == 0) return;
+  MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
 bool MpiWork::any(bool flag) {
   if (!active()) return flag;
   int local = flag, global = 0;

@@ -5,6 +5,7 @@
 // Each rank uses the GPU of its index among the ranks of its host (cuda_use_device).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -32,6 +33,9 @@ class MpiWork {
   // For a fit shared over the ranks (models/posterior.hpp, BatchSharing): every rank's slice of the
   // n values, rank r's being [n r / size, n (r + 1) / size), gathered into all.
   void gather(std::vector<double>& values, std::vector<int>& codes);
+  // Sums `count` values over the ranks, in place on every rank (MPI_Allreduce): the large-N
+  // engine's partial forces, each rank's over its slice of the massive bodies.
+  void allreduce_sum(double* values, std::size_t count);
   // True on every rank when it is true on any (a signal seen by one rank stops all together).
   bool any(bool flag);
 

@@ -43,7 +43,7 @@ DEMO = REPOSITORY / "examples" / "demo"
 ENSEMBLE = REPOSITORY / "examples" / "demo.cfg"
 
 COMMANDS = ["integrate", "predict", "data", "fit", "summary", "plot", "simulate", "stability", "map",
-            "catalog", "bench"]
+            "catalog", "bench", "nbody"]
 
 CASES = []
 
@@ -753,6 +753,51 @@ refuse("bench-s1-output-exists", BENCH + " --s1-output s1.csv", "s1.csv", edits=
 refuse("bench-s2-checkpoint-garbage", BENCH + " --s2-checkpoint ck.h5", "ck.h5", edits=[("write", "ck.h5", "garbage\n")])
 refuse("bench-unknown-option", BENCH + " --bogus", "--bogus")
 refuse("bench-positional", BENCH + " extra", "extra")
+
+# --------------------------------------------------------------------------------------------------
+# nbody (the large-N engine)
+# --------------------------------------------------------------------------------------------------
+NB = "nbody n=64 t_end=0.25 snapshot_interval=0.125 output=nout -q"
+case("nbody-valid", NB, 0, outputs=["nout", "nout/*"])
+for key, value, err in [("order", "5", "'order'"), ("order", "four", "'order'"), ("max_step", "0.1", "'max_step'"),
+                        ("max_step", "0", "'max_step'"), ("max_step", "nan", "'max_step'"), ("t_end", "0.3", "'t_end'"),
+                        ("t_end", "-1", "'t_end'"), ("t_end", "inf", "'t_end'"), ("snapshot_interval", "0.01", "'snapshot_interval'"),
+                        ("snapshot_interval", "0", "'snapshot_interval'"), ("n", "1", "'n'"), ("n", "-5", "'n'"),
+                        ("n", "1e99", "'n'"), ("n", "abc", "'n'"), ("softening", "-1", "'softening'"),
+                        ("softening", "nan", "'softening'"), ("eta", "-0.1", "'eta'"), ("G", "0", "'G'"),
+                        ("min_step", "1", "'min_step'"), ("backend", "opencl", "'backend'"), ("threads", "-1", "'threads'"),
+                        ("threads", "100000", "'threads'"), ("ic", "bogus", "'ic'"), ("ic", "file", "'ic'"),
+                        ("seed", "x", "'seed'"), ("shared_steps", "maybe", "'shared_steps'"), ("output", "''", "'output'"),
+                        ("overwrite", "2", "'overwrite'")]:
+    refuse(f"nbody-{key}-{value.strip(chr(39)) or 'empty'}", NB.replace("n=64 ", "n=64 " if key == "n" else "n=64 ") + f" {key}={value}", err)
+refuse("nbody-runaway-t_end", NB + " t_end=1e12", ("'t_end'", "work_limit"))
+refuse("nbody-runaway-n", "nbody n=10000000 t_end=1 output=nout -q", ("'t_end'", "work_limit"))
+refuse("nbody-snapshots-too-large", "nbody n=1000000 t_end=256 snapshot_interval=0.0625 max_step=0.0625 work_limit=1e30 output=nout -q",
+       ("'snapshot_interval'", "output_limit_gb"))
+refuse("nbody-output-exists", NB, ("'output'", "overwrite"), edits=[("mkdir", "nout"), ("write", "nout/keep", "x\n")])
+refuse("nbody-output-is-file", NB.replace("output=nout", "output=fit.cfg"), ("'output'", "fit.cfg"))
+refuse("nbody-output-parent-missing", NB.replace("output=nout", "output=nowhere/nout"), ("'output'", "nowhere"))
+refuse("nbody-resume-nothing", NB + " --resume", ("nout", "state.h5"))
+refuse("nbody-resume-garbage-state", NB + " --resume", ("state.h5",), edits=[("mkdir", "nout"), ("write", "nout/state.h5", "garbage\n")])
+refuse("nbody-repeated-key", NB + " n=3 n=4", "'n'")
+refuse("nbody-unknown-key", NB + " tend=1", "tend")
+refuse("nbody-unknown-option", NB + " --bogus", "--bogus")
+refuse("nbody-config-missing", NB + " --config nothere.cfg", "nothere.cfg")
+refuse("nbody-config-unknown-key", NB + " --config n.cfg", ("n.cfg:1", "'bogus'"), edits=[("write", "n.cfg", "bogus = 1\n")])
+IC = NB + " ic=file ic_file=ic.csv"
+for tag, text, err in [("short-row", "1,0,0,0,0,0,0\n1e-3,1,0,0,0,1\n", "ic.csv:2"),
+                       ("long-row", "1,0,0,0,0,0,0,9\n", "ic.csv:1"),
+                       ("negative-mass", "-1,0,0,0,0,0,0\n", "ic.csv:1"),
+                       ("nan", "1,nan,0,0,0,0,0\n", "ic.csv:1"),
+                       ("word", "1,0,0,0,0,0,0\n1,x,0,0,0,0,0\n", "ic.csv:2"),
+                       ("no-mass", "0,0,0,0,0,0,0\n", "ic.csv"),
+                       ("empty", "", "ic.csv"),
+                       ("nul", b"1,0,0,0,0,0,0\n1,0\x00,0,0,0,0,0\n", "ic.csv:2")]:
+    refuse(f"nbody-ic-{tag}", IC, err, edits=[("write", "ic.csv", text)])
+refuse("nbody-ic-missing", IC, "ic.csv")
+refuse("nbody-ic-dir", IC.replace("ic.csv", "data"), "data")
+case("nbody-valid-ic-file-with-header-and-test-particle", IC, 0, outputs=["nout", "nout/*"],
+     edits=[("write", "ic.csv", "mass,x,y,z,vx,vy,vz\n1,0,0,0,0,0,0\n1e-3,1,0,0,0,1,0\n0,2,0,0,0,0.7,0\n")])
 
 # --------------------------------------------------------------------------------------------------
 # the command itself

@@ -175,6 +175,8 @@ void BlockHermite::initialise() {
 }
 
 void BlockHermite::resume() {
+  // The block time is the latest body time (the bodies of the last block step are there).
+  time_ = *std::max_element(bodies_.time.begin(), bodies_.time.end());
   for (long i = 0; i < bodies_.size(); ++i)
     if (!(bodies_.step[i] > 0) || !power_of_two(bodies_.step[i]) || std::fmod(bodies_.time[i], bodies_.step[i]) != 0)
       throw std::invalid_argument("resume: body " + std::to_string(bodies_.id[i]) + " has no valid block step");
