@@ -42,7 +42,9 @@ namespace {
 po::options_description nbody_keys() {
   po::options_description k("Keys (key = value in the file, key=value on the command line)");
   k.add_options()("ic", po::value<std::string>()->default_value("plummer"),
-                  "initial conditions: plummer (Henon units), cold_sphere, figure_eight, or file (ic_file)")(
+                  "initial conditions: plummer (Henon units), cold_sphere, figure_eight, solar_system (AU, solar "
+                  "masses, years), or file (ic_file)")("kuiper_belt", po::value<long>()->default_value(0),
+                                                       "solar_system: test particles of a Kuiper belt (a 35-50 AU)")(
       "n", po::value<long>()->default_value(1024), "bodies (plummer, cold_sphere)")(
       "seed", po::value<long>()->default_value(1), "seed of the initial conditions")(
       "max_radius", po::value<double>()->default_value(0.0), "plummer: radii beyond this drawn again (0: none)")(
@@ -364,11 +366,19 @@ int nbody_command(int argc, char** argv) {
       bodies = cold_sphere(n, static_cast<std::uint64_t>(vm["seed"].as<long>()), positive<double>(vm, o, "radius"));
     else if (ic == "figure_eight")
       bodies = figure_eight();
-    else if (ic == "file") {
+    else if (ic == "solar_system") {
+      const long belt = vm["kuiper_belt"].as<long>();
+      if (belt < 0 || belt > 100000000) bad_value(o, "kuiper_belt", "must be between 0 and 1e8");
+      if (o.settings.count("G")) bad_value(o, "G", "ic = solar_system sets G (AU, solar masses, Julian years)");
+      bodies = solar_system(belt, static_cast<std::uint64_t>(vm["seed"].as<long>()));
+      s.G = kSolarSystemG;
+    } else if (ic == "file") {
       if (!vm.count("ic_file")) bad_value(o, "ic", "ic = file needs 'ic_file'");
       bodies = read_ic_file(vm["ic_file"].as<std::string>());
     } else
-      bad_value(o, "ic", "must be plummer, cold_sphere, figure_eight or file");
+      bad_value(o, "ic", "must be plummer, cold_sphere, figure_eight, solar_system or file");
+    if (ic != "solar_system" && o.settings.count("kuiper_belt"))
+      bad_value(o, "kuiper_belt", "only with ic = solar_system");
   }
   // Memory: about 30 doubles a body on the host and 30 on the device.
   const double bytes = 240.0 * bodies.size() * (backend == "cuda" ? 1 : 2);

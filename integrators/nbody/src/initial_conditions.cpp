@@ -130,6 +130,96 @@ Bodies kepler_pair(double e, double a, double mu) {
   return b;
 }
 
+// Table: a, e, i, Omega, varpi, L at J2000 and the centennial rate of L ("/Cy) of the JPL mean
+// orbits; periods = 1296000" / rate x 36525 d.
+const PlanetTable kPlanets[8] = {
+    {"Mercury", 6023600.0, 0.38709893, 0.20563069, 7.00487, 48.33167, 77.45645, 252.25084,
+     1296000.0 / 538101628.29 * 36525.0},
+    {"Venus", 408523.71, 0.72333199, 0.00677323, 3.39471, 76.68069, 131.53298, 181.97973,
+     1296000.0 / 210664136.06 * 36525.0},
+    {"Earth", 328900.56, 1.00000011, 0.01671022, 0.00005, -11.26064, 102.94719, 100.46435,
+     1296000.0 / 129597740.63 * 36525.0},
+    {"Mars", 3098708.0, 1.52366231, 0.09341233, 1.85061, 49.57854, 336.04084, 355.45332,
+     1296000.0 / 68905103.78 * 36525.0},
+    {"Jupiter", 1047.3486, 5.20336301, 0.04839266, 1.30530, 100.55615, 14.75385, 34.40438,
+     1296000.0 / 10925078.35 * 36525.0},
+    {"Saturn", 3497.898, 9.53707032, 0.05415060, 2.48446, 113.71504, 92.43194, 49.94432,
+     1296000.0 / 4401052.95 * 36525.0},
+    {"Uranus", 22902.98, 19.19126393, 0.04716771, 0.76986, 74.22988, 170.96424, 313.23218,
+     1296000.0 / 1542547.79 * 36525.0},
+    {"Neptune", 19412.24, 30.06896348, 0.00858587, 1.76917, 131.72169, 44.97135, 304.88003,
+     1296000.0 / 786449.21 * 36525.0},
+};
+
+namespace {
+
+// Heliocentric position and velocity from elements (angles in radians; M the mean anomaly), for
+// G (M + m) = mu: Kepler's equation by Newton's method, then the rotations by omega, i, Omega.
+void elements_to_state(double mu, double a, double e, double i, double node, double omega, double M, double x[3],
+                       double v[3]) {
+  double E = e < 0.8 ? M : M_PI;
+  for (int k = 0; k < 100; ++k) {
+    const double dE = (E - e * std::sin(E) - M) / (1 - e * std::cos(E));
+    E -= dE;
+    if (std::fabs(dE) < 1e-15) break;
+  }
+  const double cE = std::cos(E), sE = std::sin(E), b = a * std::sqrt(1 - e * e);
+  const double px = a * (cE - e), py = b * sE;  // in the orbit plane, pericentre on x
+  const double n = std::sqrt(mu / (a * a * a)), Edot = n / (1 - e * cE);
+  const double vx = -a * sE * Edot, vy = b * cE * Edot;
+  const double cw = std::cos(omega), sw = std::sin(omega), cO = std::cos(node), sO = std::sin(node);
+  const double ci = std::cos(i), si = std::sin(i);
+  const double R[3][2] = {{cO * cw - sO * sw * ci, -cO * sw - sO * cw * ci},
+                          {sO * cw + cO * sw * ci, -sO * sw + cO * cw * ci},
+                          {sw * si, cw * si}};
+  for (int d = 0; d < 3; ++d) {
+    x[d] = R[d][0] * px + R[d][1] * py;
+    v[d] = R[d][0] * vx + R[d][1] * vy;
+  }
+}
+
+double rayleigh(Uniform& u, double scale) { return scale * std::sqrt(-2.0 * std::log(u())); }
+
+}  // namespace
+
+Bodies solar_system(long belt, std::uint64_t seed) {
+  if (belt < 0) throw std::invalid_argument("the belt needs 0 or more particles");
+  Bodies b;
+  start_at_rest(b, 9);
+  const double deg = M_PI / 180.0;
+  b.mass[0] = 1.0;
+  // Each planet's elements taken as Jacobi elements: its orbit about the centre of mass of the Sun
+  // and the planets inside it, mu = G (M_sun + the masses inside + its own). Taken about the Sun
+  // alone (heliocentric), the Sun's reflex motion about Jupiter enters the outer planets'
+  // velocities, and Saturn's period came out 0.7% short of the table's.
+  double inner_mass = 1.0, cx[3] = {0, 0, 0}, cv[3] = {0, 0, 0};
+  for (int p = 0; p < 8; ++p) {
+    const PlanetTable& t = kPlanets[p];
+    const double m = 1.0 / t.mass_ratio;
+    b.mass[p + 1] = m;
+    const double omega = (t.varpi - t.node) * deg, M = std::remainder((t.L - t.varpi) * deg, 2 * M_PI);
+    double x[3], v[3];
+    elements_to_state(kSolarSystemG * (inner_mass + m), t.a, t.e, t.i * deg, t.node * deg, omega, M, x, v);
+    for (int d = 0; d < 3; ++d) {
+      b.state[p + 1].x[d] = cx[d] + x[d];
+      b.state[p + 1].v[d] = cv[d] + v[d];
+      cx[d] = (inner_mass * cx[d] + m * b.state[p + 1].x[d]) / (inner_mass + m);
+      cv[d] = (inner_mass * cv[d] + m * b.state[p + 1].v[d]) / (inner_mass + m);
+    }
+    inner_mass += m;
+  }
+  append_test_particles(b, belt);
+  Uniform u(seed);
+  for (long k = 0; k < belt; ++k) {
+    BodyState& s = b.state[9 + k];
+    const double a = 35.0 + 15.0 * u(), e = std::min(0.9, rayleigh(u, 0.05)), i = rayleigh(u, 0.035);
+    elements_to_state(kSolarSystemG, a, e, i, 2 * M_PI * u(), 2 * M_PI * u(), 2 * M_PI * u(), s.x, s.v);
+  }
+  // The belt's elements are heliocentric; the frame then moves to the centre of mass.
+  to_centre_of_mass(b);
+  return b;
+}
+
 void append_test_particles(Bodies& b, long count) {
   const long n = b.size();
   b.resize(n + count);

@@ -23,6 +23,22 @@ constexpr double kFigureEightPeriod = 6.32591398;
 // Two bodies (masses 1 - mu and mu, G = 1) on a Kepler orbit of semi-major axis a and
 // eccentricity e, starting at pericentre, centre of mass at rest at the origin.
 Bodies kepler_pair(double e, double a = 1.0, double mu = 1e-3);
+// The Sun and the eight planets at J2000 from the JPL mean orbital elements (E. M. Standish, JPL
+// Solar System Dynamics, "Planetary Mean Orbits (J2000)": a, e, i, Omega, varpi, L; ecliptic
+// and equinox of J2000) and the IAU (1976) Sun/planet mass ratios (Earth: the Earth-Moon
+// system), in AU, solar masses and Julian years, G = kSolarSystemG; barycentric. With
+// `belt` test particles of a Kuiper belt: a uniform in [35, 50] AU, e and i (radians) drawn from
+// Rayleigh distributions of scale 0.05 and 0.035 (2 degrees), the angles uniform.
+Bodies solar_system(long belt = 0, std::uint64_t seed = 1);
+// G in AU^3 / (solar mass yr^2): (Gaussian constant k x 365.25)^2.
+constexpr double kSolarSystemG = (0.01720209895 * 365.25) * (0.01720209895 * 365.25);
+struct PlanetTable {
+  const char* name;
+  double mass_ratio;               // Sun / planet
+  double a, e, i, node, varpi, L;  // AU, -, degrees
+  double period_days;              // sidereal, from the table's centennial rate of L
+};
+extern const PlanetTable kPlanets[8];
 // `count` test particles (mass 0) appended after the massive bodies of `b`.
 void append_test_particles(Bodies& b, long count);
 
