@@ -32,9 +32,9 @@ test: build
 # Hostile input (issue 37; tests/fuzz/README.md). Both steps of `make test` build only what needs
 # no SIMD kernel (integrators/, models/ templates: many minutes per file under the sanitizers), so
 # that they fit CI (measured on 2 cores from scratch: fuzz-smoke about 2 min, sanitize about 3).
-# fuzz-smoke: the libFuzzer targets fuzz_config, fuzz_data, fuzz_run_file (clang, ASan + UBSan,
-# CPU only) replay their committed corpus, then fuzz FUZZ_SECONDS each; any finding fails it.
-# fuzz-all: the same with fuzz_params too (models/, so the kernels; not part of `make test`).
+# fuzz-smoke: the libFuzzer targets fuzz_config, fuzz_data, fuzz_run_file, fuzz_params (clang,
+# ASan + UBSan, CPU only) replay their committed corpus, then fuzz FUZZ_SECONDS each; any finding
+# fails it. fuzz-all: the same (kept for scripts that call it).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 # (CMAKE_FLAGS first: these builds are CPU-only whatever the main build's flags say.)
@@ -44,7 +44,7 @@ FUZZ_CONFIGURE = CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_
 fuzz-smoke: setup
 	@$(FUZZ_CONFIGURE)
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_smoke_targets
-	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS) fuzz_config fuzz_data fuzz_run_file
+	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS) fuzz_config fuzz_data fuzz_run_file fuzz_params
 
 fuzz-all: setup
 	@$(FUZZ_CONFIGURE)

@@ -12,16 +12,6 @@
 
 namespace swarmfit {
 
-double LikelihoodSettings::units_solar_radius() { return units::kSolarRadius; }
-
-MonitorParams LikelihoodSettings::default_monitors() {
-  MonitorParams m;
-  m.rmax = 100.0;  // AU
-  m.stop_on_unbound = true;
-  m.close_approach = 1.0;  // mutual Hill radii
-  return m;
-}
-
 LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& model,
                                      const LikelihoodSettings& settings, const std::vector<double>& typical)
     : data_(data), model_(model), settings_(settings) {

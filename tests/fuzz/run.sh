@@ -6,8 +6,7 @@
 # other than InputError, a hang past 10 s, more than 2 GB) fails the run, its input saved under
 # BUILD/fuzz/findings/TARGET/.
 #   usage: tests/fuzz/run.sh BUILD [SECONDS [JOBS [TARGET...]]]
-# The targets default to the three of `make fuzz-smoke` (fuzz_config fuzz_data fuzz_run_file);
-# name fuzz_params too after `make fuzz-all` has built it.
+# The targets default to the four of `make fuzz-smoke`.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 seconds=${2:-60}
@@ -15,7 +14,7 @@ jobs=${3:-$(nproc)}
 source_dir=$(cd "$(dirname "$0")" && pwd)
 shift $(($# < 3 ? $# : 3))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_config fuzz_data fuzz_run_file)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_config fuzz_data fuzz_run_file fuzz_params)
 # Leaks are findings too; nothing to suppress so far (tests/fuzz/README.md).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
