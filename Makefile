@@ -29,9 +29,9 @@ test: build
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@$(MAKE) --no-print-directory sanitize
 
-# Hostile input (issue 37; tests/fuzz/README.md). Both steps of `make test` build only what needs
-# no SIMD kernel (integrators/, models/ templates: many minutes per file under the sanitizers), so
-# that they fit CI (measured on 2 cores from scratch: fuzz-smoke about 2 min, sanitize about 3).
+# Hostile input (issue 37; tests/fuzz/README.md). fuzz-smoke builds no SIMD kernel; sanitize builds
+# the engines' and models' CPU kernels at -O1 / -O0 (minutes per file under the sanitizers at -O3),
+# so that both fit CI (tests/sanitize/README.md has the times).
 # fuzz-smoke: the libFuzzer targets fuzz_config, fuzz_data, fuzz_run_file, fuzz_params (clang,
 # ASan + UBSan, CPU only) replay their committed corpus, then fuzz FUZZ_SECONDS each; any finding
 # fails it. fuzz-all: the same (kept for scripts that call it).
@@ -51,12 +51,12 @@ fuzz-all: setup
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS) fuzz_config fuzz_data fuzz_run_file fuzz_params
 
-# sanitize: the test executables that need no SIMD kernel (SANITIZE_TESTS) built with ASan + UBSan
-# (g++, CPU only) and run by ctest under them, selected by their label, but for SANITIZE_EXCLUDE;
+# sanitize: the test executables (SANITIZE_TESTS) built with ASan + UBSan (the kernel templates at
+# -O1 or -O0; g++, CPU only) and run by ctest under them, selected by their label, but for SANITIZE_EXCLUDE;
 # tests/sanitize/README.md says what is left out and why. The Python package is not built: a
 # sanitized extension module loads only into an LD_PRELOADed python.
 ASAN_BUILD ?= build-asan
-SANITIZE_TESTS ?= test_observations test_inference test_nbody test_integrators
+SANITIZE_TESTS ?= test_observations test_inference test_nbody test_integrators test_models
 SANITIZE_EXCLUDE ?= ^Demcmc[.]KdeMovesKeepTheBananaAndMixFaster$$
 empty :=
 space := $(empty) $(empty)
