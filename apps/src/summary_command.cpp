@@ -72,11 +72,21 @@ int plot_command(int argc, char** argv) {
   // starts: a damaged file is one line and exit 2, never a traceback.
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
-    if (a == "--output" || a == "--burn-in") {
+    if (a == "--output" || a == "--burn-in" || a == "--snapshot") {
       ++k;
       continue;
     }
     if (a.empty() || a[0] == '-') continue;
+    // An output folder of `swarmfit nbody` (log.csv, snapshots): its own plots.
+    if (std::filesystem::is_directory(a) && std::filesystem::exists(a + "/log.csv")) {
+      std::vector<std::string> args = {"python3", SWARMFIT_PYTHON_DIR "/swarmfit_nbody_plot.py"};
+      for (int j = 1; j < argc; ++j) args.push_back(argv[j]);
+      std::vector<char*> raw;
+      for (auto& s : args) raw.push_back(s.data());
+      raw.push_back(nullptr);
+      execvp(raw[0], raw.data());
+      throw std::runtime_error("cannot run python3 (needed by swarmfit plot)");
+    }
     try {
       read_run(a);
     } catch (const std::exception& e) {

@@ -1382,6 +1382,22 @@ TEST_F(NbodyCli, BadInputIsOneLineAndNothingWritten) {
   EXPECT_TRUE(fs::exists(dir_ / "in_used" / "keep"));
 }
 
+TEST_F(NbodyCli, PlotDrawsTheEnergyTheRadiiAndASnapshot) {
+  ASSERT_EQ(run("nbody n=200 t_end=0.25 snapshot_interval=0.125 softening=0.01 -q" + out("o")).exit_code, 0);
+  const Result r = run("plot " + (dir_ / "o").string() + " --output " + (dir_ / "p").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"energy.png", "lagrangian.png", "snapshot.png"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "p" / f)) << f;
+    EXPECT_GT(fs::file_size(dir_ / "p" / f), 5000u) << f;
+  }
+  // A damaged log is one line and exit 2, and no partial set of plots.
+  std::ofstream(dir_ / "o" / "log.csv") << "snapshot,time\n0,0\n";
+  const Result bad = run("plot " + (dir_ / "o").string() + " --output " + (dir_ / "q").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "q"));
+}
+
 TEST_F(NbodyCli, FromAFileWithTestParticles) {
   // A star, a planet and a massless particle: mass 0 rows become test particles, whatever their
   // place in the file.

@@ -796,6 +796,11 @@ for tag, text, err in [("short-row", "1,0,0,0,0,0,0\n1e-3,1,0,0,0,1\n", "ic.csv:
     refuse(f"nbody-ic-{tag}", IC, err, edits=[("write", "ic.csv", text)])
 refuse("nbody-ic-missing", IC, "ic.csv")
 refuse("nbody-ic-dir", IC.replace("ic.csv", "data"), "data")
+NB_PLOT = "plot nout --output nplots"
+for tag, text, err in [("log-empty", "", "nout"), ("log-no-columns", "snapshot,time\n0,0\n", ("nout", "energy_error")),
+                       ("log-garbage", "snapshot,time,energy,kinetic,potential,energy_error,virial_ratio,r10,r50,r90\n"
+                        "0,0,x,1,1,y,0.5,1,1,1\n", "nout")]:
+    refuse(f"plot-nbody-{tag}", NB_PLOT, err, edits=[("mkdir", "nout"), ("write", "nout/log.csv", text)])
 case("nbody-valid-ic-file-with-header-and-test-particle", IC, 0, outputs=["nout", "nout/*"],
      edits=[("write", "ic.csv", "mass,x,y,z,vx,vy,vz\n1,0,0,0,0,0,0\n1e-3,1,0,0,0,1,0\n0,2,0,0,0,0.7,0\n")])
 
