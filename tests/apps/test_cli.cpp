@@ -1398,6 +1398,17 @@ TEST_F(NbodyCli, PlotDrawsTheEnergyTheRadiiAndASnapshot) {
   EXPECT_FALSE(fs::exists(dir_ / "q"));
 }
 
+TEST_F(NbodyCli, TheExampleConfigurationsRun) {
+  const std::string examples = std::string(SWARMFIT_SOURCE_DIR) + "/examples/nbody/";
+  const Result plummer =
+      run("nbody --config " + examples + "plummer.cfg n=256 t_end=0.25 snapshot_interval=0.25 -q" + out("p"));
+  EXPECT_EQ(plummer.exit_code, 0) << plummer.err;
+  const Result belt =
+      run("nbody --config " + examples + "kuiper_belt.cfg kuiper_belt=20 t_end=10 snapshot_interval=10 -q" + out("k"));
+  EXPECT_EQ(belt.exit_code, 0) << belt.err;
+  EXPECT_NE(belt.out.find("29 bodies (9 massive)"), std::string::npos) << belt.out;
+}
+
 TEST_F(NbodyCli, FromAFileWithTestParticles) {
   // A star, a planet and a massless particle: mass 0 rows become test particles, whatever their
   // place in the file.
