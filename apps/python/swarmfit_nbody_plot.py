@@ -12,7 +12,6 @@ into DIR (default: FOLDER plus "_plots"):
                     massive ones as a log density image, test particles as points
 Prints the path of every file written. Needs numpy, h5py and matplotlib.
 """
-import argparse
 import csv
 import glob
 import os
@@ -25,16 +24,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from swarmfit_plot import OneLineParser, move_into_place  # noqa: E402  (this script's folder)
 
 DPI = 100
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Bad arguments in one line and exit 2, as every swarmfit command."""
-
-    def error(self, message):
-        print("swarmfit: error: command line: %s (swarmfit plot --help)" % message, file=sys.stderr)
-        sys.exit(2)
 
 
 def read_log(folder):
@@ -138,16 +130,8 @@ def main(argv):
         plot_lagrangian(log, os.path.join(partial, "lagrangian.png"))
         if snapshots:
             plot_snapshot(snapshots[-1], os.path.join(partial, "snapshot.png"))
-        names = sorted(os.listdir(partial))
-        existing = [n for n in names if os.path.exists(os.path.join(output, n))]
-        if existing and not args.overwrite:
-            print("swarmfit: error: command line: --output %s has %s (add --overwrite to replace)" % (output, existing[0]),
-                  file=sys.stderr)
+        if not move_into_place(partial, output, args.overwrite):
             return 2
-        os.makedirs(output, exist_ok=True)
-        for name in names:
-            os.replace(os.path.join(partial, name), os.path.join(output, name))
-            print(os.path.join(output, name))
     except (OSError, KeyError, ValueError, TypeError, IndexError) as error:
         print("swarmfit: error: %s: %s" % (folder, str(error).splitlines()[0] if str(error) else type(error).__name__),
               file=sys.stderr)

@@ -324,6 +324,22 @@ def plot_trace(run, burn_in, path):
     save(fig, path)
 
 
+def move_into_place(partial, output, overwrite):
+    """Moves the finished plots of the folder `partial` into `output` and prints their paths;
+    False (with one line on stderr) when one would replace a file and `overwrite` is not set."""
+    names = sorted(os.listdir(partial))
+    existing = [n for n in names if os.path.exists(os.path.join(output, n))]
+    if existing and not overwrite:
+        print("swarmfit: error: command line: --output %s has %s (add --overwrite to replace)" % (output, existing[0]),
+              file=sys.stderr)
+        return False
+    os.makedirs(output, exist_ok=True)
+    for name in names:
+        os.replace(os.path.join(partial, name), os.path.join(output, name))
+        print(os.path.join(output, name))
+    return True
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Bad arguments in one line and exit 2, as every swarmfit command."""
 
@@ -366,16 +382,8 @@ def main(argv):
                 print("swarmfit plot: %s has no predictive draws: no RV or O-C plots" % args.run, file=sys.stderr)
             plot_corner(run, burn_in, os.path.join(partial, "corner.png"))
             plot_trace(run, burn_in, os.path.join(partial, "trace.png"))
-        names = sorted(os.listdir(partial))
-        existing = [n for n in names if os.path.exists(os.path.join(output, n))]
-        if existing and not args.overwrite:
-            print("swarmfit: error: command line: --output %s has %s (add --overwrite to replace)" % (output, existing[0]),
-                  file=sys.stderr)
+        if not move_into_place(partial, output, args.overwrite):
             return 2
-        os.makedirs(output, exist_ok=True)
-        for name in names:
-            os.replace(os.path.join(partial, name), os.path.join(output, name))
-            print(os.path.join(output, name))
     except (OSError, KeyError, ValueError, TypeError, IndexError) as error:
         print("swarmfit: error: %s: %s" % (args.run, str(error).splitlines()[0] if str(error) else type(error).__name__),
               file=sys.stderr)

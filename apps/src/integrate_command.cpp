@@ -80,17 +80,10 @@ int integrate_command(int argc, char** argv) {
   }
 
   // ---- read and validate everything before any work starts
-  KeyOrigins o;
-  std::string config_text;
-  if (args.count("config")) {
-    const std::string path = args["config"].as<std::string>();
-    o.settings = read_config_file(path, keys);
-    std::ifstream in(path);
-    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  apply_overrides(o.settings, overrides, keys);
-  po::variables_map vm;
-  store_settings(o.settings, keys, vm);
+  LoadedKeys loaded = load_keys(args, overrides, keys);
+  const KeyOrigins& o = loaded.origins;
+  const po::variables_map& vm = loaded.vm;
+  const std::string& config_text = loaded.text;
 
   const IntegrateSettings settings = read_integrate_settings(vm, o);
   RunRequest request = settings.request;

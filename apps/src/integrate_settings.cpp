@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "swarmfit/integrators/ensemble_checks.hpp"
 #include "swarmfit/integrators/limits.hpp"
@@ -76,6 +78,21 @@ po::options_description integrate_keys() {
       "vel_threshold", po::value<double>()->default_value(1e-10), "--reference: largest relative velocity difference")(
       "time_threshold", po::value<double>()->default_value(1e-10), "--reference: largest relative time difference");
   return keys;
+}
+
+LoadedKeys load_keys(const po::variables_map& args, const std::vector<std::string>& overrides,
+                     const po::options_description& keys) {
+  LoadedKeys k;
+  if (args.count("config")) {
+    const std::string path = args["config"].as<std::string>();
+    k.origins.settings = read_config_file(path, keys);
+    std::ifstream in(path);
+    k.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  apply_overrides(k.origins.settings, overrides, keys);
+  store_settings(k.origins.settings, keys, k.vm);
+  for (const auto& o : overrides) k.text += "\n" + o;
+  return k;
 }
 
 IntegrateSettings read_integrate_settings(const po::variables_map& vm, const KeyOrigins& o) {

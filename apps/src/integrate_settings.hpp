@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "errors.hpp"
 #include "swarmfit/integrators/backend.hpp"
@@ -25,6 +26,17 @@ struct KeyOrigins {
     return it == settings.end() ? "default" : it->second.origin;
   }
 };
+
+// A command's keys: the configuration file named by --config (if any), then the command line's
+// key=value overrides, stored into `vm` (InputError naming file, line and key); `text` is the
+// file's text followed by the overrides, as a run records what it was asked.
+struct LoadedKeys {
+  KeyOrigins origins;
+  boost::program_options::variables_map vm;
+  std::string text;
+};
+LoadedKeys load_keys(const boost::program_options::variables_map& args, const std::vector<std::string>& overrides,
+                     const boost::program_options::options_description& keys);
 
 [[noreturn]] inline void bad_value(const KeyOrigins& o, const std::string& key, const std::string& why) {
   throw InputError(o.of(key) + ": key '" + key + "': " + why);

@@ -293,18 +293,10 @@ int nbody_command(int argc, char** argv) {
   MpiWork mpi(nullptr, nullptr);
 
   // ---- read and check everything before any work
-  KeyOrigins o;
-  std::string config_text;
-  if (args.count("config")) {
-    const std::string path = args["config"].as<std::string>();
-    o.settings = read_config_file(path, keys);
-    std::ifstream in(path);
-    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  apply_overrides(o.settings, overrides, keys);
-  po::variables_map vm;
-  store_settings(o.settings, keys, vm);
-  for (const auto& ov : overrides) config_text += "\n" + ov;
+  LoadedKeys loaded = load_keys(args, overrides, keys);
+  const KeyOrigins& o = loaded.origins;
+  const po::variables_map& vm = loaded.vm;
+  const std::string& config_text = loaded.text;
 
   NbodySettings s;
   s.order = vm["order"].as<int>();

@@ -68,6 +68,16 @@ int summary_command(int argc, char** argv) {
 }
 
 int plot_command(int argc, char** argv) {
+  // The plots are drawn by a Python script, which replaces this process.
+  auto run_script = [&](const char* script) {
+    std::vector<std::string> args = {"python3", std::string(SWARMFIT_PYTHON_DIR "/") + script};
+    for (int k = 1; k < argc; ++k) args.push_back(argv[k]);
+    std::vector<char*> raw;
+    for (auto& a : args) raw.push_back(a.data());
+    raw.push_back(nullptr);
+    execvp(raw[0], raw.data());
+    throw std::runtime_error("cannot run python3 (needed by swarmfit plot)");
+  };
   // The run file is checked here as summary checks it (shapes, finite values), before Python
   // starts: a damaged file is one line and exit 2, never a traceback.
   for (int k = 1; k < argc; ++k) {
@@ -78,15 +88,8 @@ int plot_command(int argc, char** argv) {
     }
     if (a.empty() || a[0] == '-') continue;
     // An output folder of `swarmfit nbody` (log.csv, snapshots): its own plots.
-    if (std::filesystem::is_directory(a) && std::filesystem::exists(a + "/log.csv")) {
-      std::vector<std::string> args = {"python3", SWARMFIT_PYTHON_DIR "/swarmfit_nbody_plot.py"};
-      for (int j = 1; j < argc; ++j) args.push_back(argv[j]);
-      std::vector<char*> raw;
-      for (auto& s : args) raw.push_back(s.data());
-      raw.push_back(nullptr);
-      execvp(raw[0], raw.data());
-      throw std::runtime_error("cannot run python3 (needed by swarmfit plot)");
-    }
+    if (std::filesystem::is_directory(a) && std::filesystem::exists(a + "/log.csv"))
+      run_script("swarmfit_nbody_plot.py");
     try {
       read_run(a);
     } catch (const std::exception& e) {
@@ -94,13 +97,8 @@ int plot_command(int argc, char** argv) {
     }
     break;
   }
-  std::vector<std::string> args = {"python3", SWARMFIT_PYTHON_DIR "/swarmfit_plot.py"};
-  for (int k = 1; k < argc; ++k) args.push_back(argv[k]);
-  std::vector<char*> raw;
-  for (auto& a : args) raw.push_back(a.data());
-  raw.push_back(nullptr);
-  execvp(raw[0], raw.data());
-  throw std::runtime_error("cannot run python3 (needed by swarmfit plot)");
+  run_script("swarmfit_plot.py");
+  return 2;  // not reached: run_script replaces the process or throws
 }
 
 }  // namespace swarmfit::app

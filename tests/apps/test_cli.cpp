@@ -65,6 +65,21 @@ class Cli : public ::testing::Test {
           << "left behind: " << name;
     }
   }
+  // Starts the command in a child process (stdout to `log`, stderr discarded); returns its pid.
+  pid_t spawn(const std::vector<std::string>& args, const std::string& log = "/dev/null") {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen("/dev/null", "w", stderr);
+      std::vector<std::string> copy = args;
+      std::vector<char*> argv = {const_cast<char*>(SWARMFIT_BINARY)};
+      for (auto& a : copy) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(SWARMFIT_BINARY, argv.data());
+      _exit(127);
+    }
+    return pid;
+  }
   std::string out_args() {
     return "output=" + (dir_ / "run.h5").string() + " output_csv=" + (dir_ / "run.csv").string();
   }
@@ -268,18 +283,7 @@ class FitCli : public Cli {
   // Runs the command in a child process and kills it with SIGKILL after `delay_ms` (if still
   // running). Returns the exit code, or -1 when it was killed.
   int run_and_kill(const std::vector<std::string>& args, int delay_ms, const std::string& log) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      std::freopen(log.c_str(), "w", stdout);
-      std::freopen("/dev/null", "w", stderr);
-      std::vector<char*> argv;
-      std::vector<std::string> copy = args;
-      argv.push_back(const_cast<char*>(SWARMFIT_BINARY));
-      for (auto& a : copy) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(SWARMFIT_BINARY, argv.data());
-      _exit(127);
-    }
+    const pid_t pid = spawn(args, log);
     int status = 0;
     for (int waited = 0; waited < delay_ms; waited += 5) {
       if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
@@ -448,17 +452,7 @@ TEST_F(FitCli, SigtermDuringALongStabilityPassIsHonouredAtOnce) {
     std::vector<std::string> args = {"fit", "--config", config};
     std::istringstream words(keys);
     for (std::string w; words >> w;) args.push_back(w);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      std::freopen(log.c_str(), "w", stdout);
-      std::freopen("/dev/null", "w", stderr);
-      std::vector<char*> argv = {const_cast<char*>(SWARMFIT_BINARY)};
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(SWARMFIT_BINARY, argv.data());
-      _exit(127);
-    }
-    return pid;
+    return spawn(args, log);
   };
   auto terminate = [](pid_t pid) {  // the exit code, or -1 if it had to be killed
     usleep(1500000);
@@ -1311,16 +1305,7 @@ TEST_F(NbodyCli, KilledAtRandomAndResumedEndsBitwiseWhereAnUninterruptedRunDoes)
       std::vector<std::string> args = {"nbody"};
       std::istringstream words(keys + out(folder) + (started ? " --resume" : ""));
       for (std::string w; words >> w;) args.push_back(w);
-      const pid_t pid = fork();
-      if (pid == 0) {
-        std::freopen("/dev/null", "w", stdout);
-        std::freopen("/dev/null", "w", stderr);
-        std::vector<char*> argv = {const_cast<char*>(SWARMFIT_BINARY)};
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        execv(SWARMFIT_BINARY, argv.data());
-        _exit(127);
-      }
+      const pid_t pid = spawn(args);
       usleep(std::uniform_int_distribution<int>(50000, 400000)(random));
       kill(pid, signal);
       int status = 0;

@@ -23,6 +23,16 @@ void ForceResult::resize(int n, int order) {
   pot.assign(n, 0.0);
 }
 
+void ForceResult::add_packed(int k, int order, const double* p) {
+  for (int d = 0; d < 3; ++d) {
+    acc[3 * k + d] += p[d];
+    jerk[3 * k + d] += p[3 + d];
+    if (order >= 6) snap[3 * k + d] += p[6 + d];
+    if (order == 8) crackle[3 * k + d] += p[10 + d];
+  }
+  pot[k] += p[order == 4 ? 6 : 9];
+}
+
 namespace {
 
 bool power_of_two(double x) {

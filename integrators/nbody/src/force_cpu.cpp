@@ -49,7 +49,7 @@ class CpuBackend final : public ForceBackend {
     // Tasks: enough for every thread even with one active body, chunks of at least 256 j.
     const long chunks = std::max(1L, std::min((nj + 255) / 256, (64L + ni - 1) / ni));
     const long chunk = (nj + chunks - 1) / chunks;
-    const int width = order == 8 ? 13 : order == 6 ? 10 : 7;  // acc 3, jerk 3, (snap 3,) pot 1, (crackle 3)
+    const int width = packed_width(order);
     partial_.assign(static_cast<std::size_t>(ni) * chunks * width, 0.0);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
     for (long task = 0; task < ni * chunks; ++task) {
@@ -65,16 +65,8 @@ class CpuBackend final : public ForceBackend {
         sum_pairs<4>(batch, k, j0, j1, eps2, p);
     }
     for (int k = 0; k < ni; ++k)
-      for (long c = 0; c < chunks; ++c) {
-        const double* p = &partial_[(static_cast<std::size_t>(k) * chunks + c) * width];
-        for (int d = 0; d < 3; ++d) {
-          out.acc[3 * k + d] += p[d];
-          out.jerk[3 * k + d] += p[3 + d];
-          if (order >= 6) out.snap[3 * k + d] += p[6 + d];
-          if (order == 8) out.crackle[3 * k + d] += p[10 + d];
-        }
-        out.pot[k] += p[order == 4 ? 6 : 9];
-      }
+      for (long c = 0; c < chunks; ++c)
+        out.add_packed(k, order, &partial_[(static_cast<std::size_t>(k) * chunks + c) * width]);
   }
 
  private:

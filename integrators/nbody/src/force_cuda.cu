@@ -87,11 +87,6 @@ __global__ void predict_kernel(JView jv, double t, long first, long last, bool j
   }
 }
 
-template <int Order>
-constexpr int width() {
-  return Order == 8 ? 13 : Order == 6 ? 10 : 7;  // acc 3, jerk 3, (snap 3,) pot, (crackle 3)
-}
-
 // The i bodies: x v a (j) at ibody[k * 12 + f], f = 0..11; index[k].
 template <int Order>
 __global__ void __launch_bounds__(kThreads)
@@ -144,7 +139,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (k >= ni) return;
   // Partial sums of this split: [split][i][width], the width's layout as the CPU backend's.
-  constexpr int W = width<Order>();
+  constexpr int W = packed_width(Order);
   double* out = partial + (static_cast<std::size_t>(blockIdx.y) * ni + k) * W;
   for (int w = 0; w < 6; ++w) out[w] = sum[w];
   if (Order == 4) {
@@ -239,7 +234,7 @@ class CudaBackend final : public ForceBackend {
     const long splits = std::max(1L, std::min(max_splits, static_cast<long>((kTargetBlocks + iblocks - 1) / iblocks)));
     const long chunk = ((nj + splits - 1) / splits + kThreads - 1) / kThreads * kThreads;
     const long used = (nj + chunk - 1) / chunk;
-    const int w = order == 8 ? 13 : order == 6 ? 10 : 7;
+    const int w = packed_width(order);
     partial_.reserve(static_cast<std::size_t>(used) * ni * w);
     result_.reserve(static_cast<std::size_t>(ni) * w);
     const dim3 grid(iblocks, static_cast<unsigned>(used));
@@ -256,16 +251,7 @@ class CudaBackend final : public ForceBackend {
     check(cudaGetLastError(), "reduce");
     std::vector<double> r(static_cast<std::size_t>(elements));
     check(cudaMemcpy(r.data(), result_.ptr, r.size() * sizeof(double), cudaMemcpyDeviceToHost), "result");
-    for (int k = 0; k < ni; ++k) {
-      const double* p = &r[static_cast<std::size_t>(k) * w];
-      for (int d = 0; d < 3; ++d) {
-        out.acc[3 * k + d] += p[d];
-        out.jerk[3 * k + d] += p[3 + d];
-        if (order >= 6) out.snap[3 * k + d] += p[6 + d];
-        if (order == 8) out.crackle[3 * k + d] += p[10 + d];
-      }
-      out.pot[k] += p[order == 4 ? 6 : 9];
-    }
+    for (int k = 0; k < ni; ++k) out.add_packed(k, order, &r[static_cast<std::size_t>(k) * w]);
   }
 
  private:

@@ -33,7 +33,13 @@ struct ForceResult {
   std::vector<double> acc, jerk, snap, crackle;  // [i][3]; snap for orders 6 and 8, crackle for 8
   std::vector<double> pot;                       // sum of G m_j / r_ij
   void resize(int n, int order);
+  // Adds body k's sums packed as the backends pack them: acc 0-2, jerk 3-5, then for order 4
+  // the potential at 6; for orders 6 and 8 the snap at 6-8, the potential at 9 and (8) the
+  // crackle at 10-12.
+  void add_packed(int k, int order, const double* p);
 };
+// The packed width of one body's sums (add_packed).
+constexpr int packed_width(int order) { return order == 8 ? 13 : order == 6 ? 10 : 7; }
 
 class ForceBackend {
  public:
