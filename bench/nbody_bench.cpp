@@ -1,7 +1,14 @@
 // B8 (../shared/design/BENCHMARKS.md): the large-N engine's force kernel and production block
 // steps. Usage:
-//   nbody_bench force N ORDER BACKEND [REPS]       every body active, one force pass timed
-//   nbody_bench plummer N ORDER ETA T BACKEND [EPS] block steps on a Plummer sphere to time T
+//   nbody_bench force N ORDER BACKEND [REPS [NI]]  one force pass timed: NI active bodies (every
+//                                                  N/NI-th; default all) summed over all N
+//   nbody_bench plummer N ORDER ETA T BACKEND [EPS [MAX_STEP]]  block steps on a Plummer sphere
+//                                                  to time T (EPS default 4/N, MAX_STEP 1/16)
+//   nbody_bench shared N ORDER STEPS BACKEND        seed 003's workload: a Plummer sphere, STEPS
+//                                                  shared steps of every body (dt 1/1024)
+//   nbody_bench solar YEARS BACKEND [BELT]         the Sun and eight planets (order 6, eta 0.1,
+//                                                  max_step 1/64 yr): energy error, each planet's
+//                                                  sidereal period against the JPL table
 // BACKEND: cpu or cuda. Prints one line of key=value pairs. Interactions per second count the
 // pairs (active x massive); flops use the customary 60 (order 4) and 97 (order 6) per pair
 // (Nitadori & Makino 2008).
@@ -26,14 +33,15 @@ std::unique_ptr<ForceBackend> backend(const std::string& name) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: nbody_bench force N ORDER BACKEND [REPS] | nbody_bench plummer N ORDER ETA T BACKEND [EPS]\n");
+               "usage: nbody_bench force N ORDER BACKEND [REPS [NI]] | nbody_bench plummer N ORDER ETA T BACKEND [EPS "
+               "[MAX_STEP]]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) return usage();
+  if (argc < 4) return usage();
   const std::string mode = argv[1];
   const long n = std::atol(argv[2]);
   const int order = std::atoi(argv[3]);
@@ -41,35 +49,37 @@ int main(int argc, char** argv) {
     if (mode == "force") {
       const std::string be = argv[4];
       const int reps = argc > 5 ? std::atoi(argv[5]) : 5;
+      const long ni = argc > 6 ? std::max(1L, std::min(n, std::atol(argv[6]))) : n;
       Bodies b = plummer_sphere(n, 1);
       std::unique_ptr<ForceBackend> f = backend(be);
       std::vector<double> gm(n, 1.0 / n), time(n, 0.0);
       f->load(b.state, time, gm);
       IBatch batch;
-      batch.index.resize(n);
-      batch.x.resize(3 * n);
-      batch.v.resize(3 * n);
-      batch.a.assign(3 * n, 0.0);
-      for (long i = 0; i < n; ++i) {
-        batch.index[i] = static_cast<int>(i);
+      batch.index.resize(ni);
+      batch.x.resize(3 * ni);
+      batch.v.resize(3 * ni);
+      batch.a.assign(3 * ni, 0.0);
+      for (long k = 0; k < ni; ++k) {
+        const long i = k * (n / ni);
+        batch.index[k] = static_cast<int>(i);
         for (int d = 0; d < 3; ++d) {
-          batch.x[3 * i + d] = b.state[i].x[d];
-          batch.v[3 * i + d] = b.state[i].v[d];
+          batch.x[3 * k + d] = b.state[i].x[d];
+          batch.v[3 * k + d] = b.state[i].v[d];
         }
       }
       ForceResult r;
-      r.resize(static_cast<int>(n), order);
+      r.resize(static_cast<int>(ni), order);
       f->forces(0.0, order, 1e-4, JSlice{}, batch, r);  // warm-up
       double best = 1e300;
       for (int k = 0; k < reps; ++k) {
-        r.resize(static_cast<int>(n), order);
+        r.resize(static_cast<int>(ni), order);
         const double t0 = now();
         f->forces(0.0, order, 1e-4, JSlice{}, batch, r);
         best = std::min(best, now() - t0);
       }
-      const double pairs = static_cast<double>(n) * n;
-      std::printf("mode=force backend=%s N=%ld order=%d seconds=%.6g interactions_per_s=%.4g gflops=%.4g\n", be.c_str(),
-                  n, order, best, pairs / best, pairs / best * (order == 6 ? 97 : 60) * 1e-9);
+      const double pairs = static_cast<double>(ni) * n;
+      std::printf("mode=force backend=%s N=%ld NI=%ld order=%d seconds=%.6g interactions_per_s=%.4g gflops=%.4g\n",
+                  be.c_str(), n, ni, order, best, pairs / best, pairs / best * (order == 6 ? 97 : 60) * 1e-9);
     } else if (mode == "plummer" && argc >= 7) {
       const double eta = std::atof(argv[4]), t_end = std::atof(argv[5]);
       const std::string be = argv[6];
@@ -78,7 +88,7 @@ int main(int argc, char** argv) {
       s.order = order;
       s.eta = eta;
       s.softening = eps;
-      s.max_step = 0.0625;
+      s.max_step = argc > 8 ? std::atof(argv[8]) : 0.0625;
       BlockHermite engine(plummer_sphere(n, 1), s, backend(be));
       const double t0 = now();
       engine.initialise();
@@ -95,6 +105,54 @@ int main(int argc, char** argv) {
           be.c_str(), n, order, eta, eps, t_end, t2 - t1, t1 - t0, c.block_steps, c.body_steps, c.interactions,
           c.interactions / (t2 - t1), c.interactions / (t2 - t1) * (order == 6 ? 97 : 60) * 1e-9,
           e1.total() / e0.total() - 1, e0.virial_ratio(), c.force_seconds, c.step_seconds - c.force_seconds);
+    } else if (mode == "shared" && argc >= 6) {
+      // Every body on one fixed step: max_step = min_step = dt and eta large (the criterion never
+      // asks for less), so each block step is one force pass of all bodies.
+      const int steps = std::atoi(argv[4]);
+      NbodySettings s;
+      s.order = order;
+      s.eta = 1e6;
+      s.eta_start = 1e6;
+      s.softening = 4.0 / n;
+      s.max_step = 1.0 / 1024;
+      s.shared_steps = true;
+      BlockHermite engine(plummer_sphere(n, 1), s, backend(argv[5]));
+      engine.initialise();
+      const Energy e0 = engine.energy();
+      const double t0 = now();
+      for (int k = 0; k < steps; ++k) engine.step();
+      const double t1 = now();
+      const Energy e1 = engine.energy();
+      const NbodyCounters& c = engine.counters();
+      std::printf(
+          "mode=shared backend=%s N=%ld order=%d steps=%ld seconds=%.6g interactions_per_s=%.4g dE=%.3e "
+          "force_seconds=%.4g\n",
+          argv[5], n, order, c.block_steps, t1 - t0, c.interactions / (t1 - t0), e1.total() / e0.total() - 1,
+          c.force_seconds);
+    } else if (mode == "solar") {
+      const double years = std::atof(argv[2]);
+      const long belt = argc > 4 ? std::atol(argv[4]) : 0;
+      NbodySettings s;
+      s.order = 6;
+      s.eta = 0.1;
+      s.G = kSolarSystemG;
+      s.max_step = 1.0 / 64;
+      BlockHermite engine(solar_system(belt, 3), s, backend(argv[3]));
+      const double t0 = now();
+      engine.initialise();
+      const Energy e0 = engine.energy();
+      LongitudePeriods periods(8);
+      for (long k = 1; k <= static_cast<long>(years * 64); ++k) {
+        engine.run_until(k / 64.0);
+        periods.add(k / 64.0, engine.bodies());
+      }
+      const Energy e1 = engine.energy();
+      std::printf("mode=solar backend=%s years=%g belt=%ld seconds=%.4g block_steps=%ld dE=%.3e", argv[3], years, belt,
+                  now() - t0, engine.counters().block_steps, e1.total() / e0.total() - 1);
+      for (int p = 1; p < 9; ++p)
+        std::printf(" %s=%.6g(%+.2e)", kPlanets[p - 1].name, periods.period(p) * 365.25,
+                    periods.period(p) * 365.25 / kPlanets[p - 1].period_days - 1);
+      std::printf("\n");
     } else {
       return usage();
     }

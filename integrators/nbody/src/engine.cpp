@@ -72,13 +72,16 @@ BlockHermite::BlockHermite(Bodies bodies, const NbodySettings& settings, std::un
                  std::vector<double>(bodies_.time.begin(), bodies_.time.begin() + bodies_.num_massive), gm);
 }
 
-void BlockHermite::forces(double t, const std::vector<int>& active, int order, ForceResult& out) {
+void BlockHermite::forces(double t, const std::vector<int>& active, int order, ForceResult& out, bool potential) {
   const int n = static_cast<int>(active.size());
   batch_.index = active;
+  batch_.potential = potential;
   batch_.x.resize(3 * static_cast<std::size_t>(n));
   batch_.v.resize(3 * static_cast<std::size_t>(n));
   batch_.a.resize(3 * static_cast<std::size_t>(n));
   batch_.j.resize(order == 8 ? 3 * static_cast<std::size_t>(n) : 0);
+  // Per body, independent: threads for large active sets (the results do not depend on them).
+#pragma omp parallel for schedule(static) if (n > 1024)
   for (int k = 0; k < n; ++k) {
     const int i = active[k];
     const double h = t - bodies_.time[i];
@@ -215,15 +218,23 @@ void BlockHermite::step_order() {
     }
   std::sort(active_.begin(), active_.end());  // index order: the sums do not depend on the levels
   forces(t_next, active_, Order, result_);
-  double shared = settings_.max_step;
-  for (std::size_t k = 0; k < active_.size(); ++k) {
+  // The correctors, per body and independent: threads for large active sets; then, in order, the
+  // new steps (a refusal names the first body in index order, whatever the threads).
+  const int na = static_cast<int>(active_.size());
+  wanted_.resize(na);
+#pragma omp parallel for schedule(static) if (na > 1024)
+  for (int k = 0; k < na; ++k) {
     const int i = active_[k];
-    BodyState& b = bodies_.state[i];
-    const double h = bodies_.step[i];
     const double* s1 = Order == 6 ? &result_.snap[3 * k] : nullptr;
-    const double wanted = correct<Order>(b, h, &result_.acc[3 * k], &result_.jerk[3 * k], s1, settings_.eta);
+    wanted_[k] =
+        correct<Order>(bodies_.state[i], bodies_.step[i], &result_.acc[3 * k], &result_.jerk[3 * k], s1, settings_.eta);
     bodies_.time[i] = t_next;
-    const double dt = quantise(wanted, h, t_next);
+  }
+  double shared = settings_.max_step;
+  for (int k = 0; k < na; ++k) {
+    const int i = active_[k];
+    const double wanted = wanted_[k];
+    const double dt = quantise(wanted, bodies_.step[i], t_next);
     if (dt < settings_.min_step || std::isnan(wanted)) {  // inf: nothing limits the step
       std::ostringstream m;
       m << "body " << bodies_.id[i] << " at t = " << t_next << " needs a step of " << wanted << " (below min_step "
@@ -274,7 +285,7 @@ Energy BlockHermite::energy() {
   for (long j = 0; j < bodies_.num_massive; ++j) massive[j] = static_cast<int>(j);
   ForceResult r;
   const NbodyCounters kept = counters_;
-  forces(time_, massive, 4, r);
+  forces(time_, massive, 4, r, true);
   counters_ = kept;  // diagnostics are not integration work
   for (long i = 0; i < bodies_.num_massive; ++i) e.potential -= 0.5 * bodies_.mass[i] * r.pot[i];
   return e;

@@ -108,9 +108,27 @@ class CpuBackend final : public ForceBackend {
     }
   }
 
-  // The pair sums of active body k over j in [j0, j1), vectorised over j (OpenMP SIMD reductions).
+  // The pair sums of active body k over j in [j0, j1) into out (packed as ForceResult::add_packed
+  // reads them).
   template <int Order>
   void sum_pairs(const IBatch& batch, int k, long j0, long j1, double eps2, double* out) const {
+    if constexpr (Order == 8) {
+      std::fill(out, out + packed_width(8), 0.0);
+      sum_range<8, true>(k, batch, j0, j1, eps2, out);
+    } else {
+      double sum[kPairSums] = {};
+      if (batch.potential)
+        sum_range<Order, true>(k, batch, j0, j1, eps2, sum);
+      else
+        sum_range<Order, false>(k, batch, j0, j1, eps2, sum);
+      finish_pair_sums<Order>(sum, out);
+    }
+  }
+
+  // Orders 4 and 6: accumulate_pair's sums, vectorised over j (OpenMP SIMD reductions). Order 8
+  // (once per run, at the start): pair_terms<8> in a plain loop, into the 13 packed sums.
+  template <int Order, bool Potential>
+  void sum_range(int k, const IBatch& batch, long j0, long j1, double eps2, double* sum) const {
     const double xi = batch.x[3 * k], yi = batch.x[3 * k + 1], zi = batch.x[3 * k + 2];
     const double vxi = batch.v[3 * k], vyi = batch.v[3 * k + 1], vzi = batch.v[3 * k + 2];
     const double axi = batch.a[3 * k], ayi = batch.a[3 * k + 1], azi = batch.a[3 * k + 2];
@@ -120,8 +138,6 @@ class CpuBackend final : public ForceBackend {
     const double *AX = predicted_[6].data(), *AY = predicted_[7].data(), *AZ = predicted_[8].data();
     const double* M = gm_.data();
     if constexpr (Order == 8) {
-      // Once per run, at the start: plain loops.
-      double sum[13] = {};
       for (long j = j0; j < j1; ++j) {
         double t[13];
         const double dj[3] = {predicted_[9][j] - batch.j[3 * k], predicted_[10][j] - batch.j[3 * k + 1],
@@ -130,43 +146,12 @@ class CpuBackend final : public ForceBackend {
                       AZ[j] - azi, M[j], eps2, j == self, t, dj);
         for (int q = 0; q < 13; ++q) sum[q] += t[q];
       }
-      for (int q = 0; q < 13; ++q) out[q] = sum[q];
-      return;
-    }
-    double ax = 0, ay = 0, az = 0, jx = 0, jy = 0, jz = 0, sx = 0, sy = 0, sz = 0, pot = 0;
-#pragma omp simd reduction(+ : ax, ay, az, jx, jy, jz, sx, sy, sz, pot)
-    for (long j = j0; j < j1; ++j) {
-      double t[10];
-      pair_terms<Order>(X[j] - xi, Y[j] - yi, Z[j] - zi, VX[j] - vxi, VY[j] - vyi, VZ[j] - vzi, AX[j] - axi,
-                        AY[j] - ayi, AZ[j] - azi, M[j], eps2, j == self, t);
-      ax += t[0];
-      ay += t[1];
-      az += t[2];
-      jx += t[3];
-      jy += t[4];
-      jz += t[5];
-      if constexpr (Order == 6) {
-        sx += t[6];
-        sy += t[7];
-        sz += t[8];
-      }
-      pot += t[9];
-    }
-    out[0] = ax;
-    out[1] = ay;
-    out[2] = az;
-    out[3] = jx;
-    out[4] = jy;
-    out[5] = jz;
-    if constexpr (Order == 6) {
-      out[6] = sx;
-      out[7] = sy;
-      out[8] = sz;
-      out[9] = pot;
     } else {
-      out[6] = pot;
+#pragma omp simd reduction(+ : sum[:kPairSums])
+      for (long j = j0; j < j1; ++j)
+        accumulate_pair<Order, Potential>(X[j] - xi, Y[j] - yi, Z[j] - zi, VX[j] - vxi, VY[j] - vyi, VZ[j] - vzi,
+                                          AX[j] - axi, AY[j] - ayi, AZ[j] - azi, M[j], eps2, j == self, sum);
     }
-    (void)sx, (void)sy, (void)sz;
   }
 
   int threads_;

@@ -9,7 +9,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -23,24 +25,39 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA (nbody ") + what + "): " + cudaGetErrorString(e));
 }
 
-constexpr int kThreads = 128;       // i bodies per block, j bodies per tile
-constexpr int kStateFields = 18;    // x v a j s c
-constexpr int kTargetBlocks = 512;  // blocks a force launch aims at (a constant: the sums must not depend on the GPU)
+constexpr int kThreads = 128;     // i bodies per block, j bodies per tile
+constexpr int kStateFields = 18;  // x v a j s c
+// Blocks a force launch aims at, the j range split into chunks of at least kMinChunk bodies to
+// get there: constants, so that the sums never depend on the GPU. (Measured at N = 2^20,
+// bench/RESULTS.md: 8192 blocks fill an H100 best from 8k active bodies up; the minimum chunk keeps
+// a step of 128 active bodies at 2048 splits, where more splits cost more than they gain.)
+// SWARMFIT_NBODY_BLOCKS overrides the target for benchmarks (results change in the last bits).
+constexpr int kTargetBlocks = 8192;
+constexpr long kMinChunk = 4 * kThreads;
 
-template <class V>
+// A growing buffer in device memory, or (Pinned) in page-locked host memory, whose copies to and
+// from the device need no staging copy.
+template <class V, bool Pinned = false>
 struct DeviceArray {
   V* ptr = nullptr;
   std::size_t size = 0;
   void reserve(std::size_t n) {
     if (n <= size) return;
-    if (ptr) cudaFree(ptr);
+    release();
     size = std::max<std::size_t>(n, 1) + n / 2;
-    check(cudaMalloc(&ptr, size * sizeof(V)), "cudaMalloc");
+    if constexpr (Pinned)
+      check(cudaMallocHost(&ptr, size * sizeof(V)), "cudaMallocHost");
+    else
+      check(cudaMalloc(&ptr, size * sizeof(V)), "cudaMalloc");
   }
-  ~DeviceArray() {
-    if (ptr) cudaFree(ptr);
+  void release() {
+    if (ptr) Pinned ? cudaFreeHost(ptr) : cudaFree(ptr);
+    ptr = nullptr;
   }
+  ~DeviceArray() { release(); }
 };
+template <class V>
+using PinnedArray = DeviceArray<V, true>;
 
 // The massive bodies: field f of body j at fields[f * n + j]; predicted x v a (j) at pred[f * n + j].
 struct JView {
@@ -88,66 +105,93 @@ __global__ void predict_kernel(JView jv, double t, long first, long last, bool j
 }
 
 // The i bodies: x v a (j) at ibody[k * 12 + f], f = 0..11; index[k].
-template <int Order>
+// Orders 4 and 6: the j bodies' fields staged in pairs (16-byte shared-memory loads, broadcast to
+// the warp): (x y) (z gm) (vx vy) (vz ax) (ay az); order 4 reads the first four. A full tile runs
+// a fixed trip count (unrolled without remainder tests). Order 8 (once, at the start) stages
+// x v a j gm one field at a time and calls pair_terms<8>. (Two bodies i a thread, sharing the j
+// loads, measured slower: 126 registers; bench/RESULTS.md.)
+template <int Order, bool Potential>
+__device__ void sum_tile(const double2* pairs, int count, const double (&xi)[12], int self_q, double eps2,
+                         double (&sum)[kPairSums]) {
+  auto one = [&](int q) {
+    const double2 p0 = pairs[0 * kThreads + q], p1 = pairs[1 * kThreads + q], p2 = pairs[2 * kThreads + q],
+                  p3 = pairs[3 * kThreads + q];
+    double2 p4 = make_double2(0.0, 0.0);
+    if constexpr (Order == 6) p4 = pairs[4 * kThreads + q];
+    accumulate_pair<Order, Potential>(p0.x - xi[0], p0.y - xi[1], p1.x - xi[2], p2.x - xi[3], p2.y - xi[4],
+                                      p3.x - xi[5], p3.y - xi[6], p4.x - xi[7], p4.y - xi[8], p1.y, eps2, q == self_q,
+                                      sum);
+  };
+  if (count == kThreads) {
+#pragma unroll 8
+    for (int q = 0; q < kThreads; ++q) one(q);
+  } else {
+#pragma unroll 4
+    for (int q = 0; q < count; ++q) one(q);
+  }
+}
+
+template <int Order, bool Potential>
 __global__ void __launch_bounds__(kThreads)
-    force_kernel(JView jv, long first, long chunk, long last, double eps2, const double* ibody, const int* index,
-                 int ni, double* partial) {
-  constexpr int kJ = Order == 8 ? 13 : Order == 6 ? 10 : 7;  // staged fields: x v (a) (j) gm
-  __shared__ double tile[kJ][kThreads];
+    force_kernel(JView jv, int first, int chunk, int last, double eps2, const double* ibody, const int* index, int ni,
+                 double* partial) {
+  constexpr int kPairs = Order == 6 ? 5 : 4;
+  constexpr int kJ = Order == 8 ? 13 : 2 * kPairs;
+  __shared__ __align__(16) double tile[kJ][kThreads];  // order 8: field f at tile[f]; else pairs of rows
   const int k = blockIdx.x * kThreads + threadIdx.x;
-  const long j_begin = first + blockIdx.y * chunk, j_end = min(last, j_begin + chunk);
+  const int j_begin = first + blockIdx.y * chunk, j_end = min(last, j_begin + chunk);
   double xi[12] = {};
   int self = -1;
   if (k < ni) {
-    for (int f = 0; f < 12; ++f) xi[f] = ibody[k * 12 + f];
+    for (int f = 0; f < (Order == 8 ? 12 : 9); ++f) xi[f] = ibody[k * 12 + f];
     self = index[k];
   }
-  double sum[13] = {};
-  for (long base = j_begin; base < j_end; base += kThreads) {
-    const long j = base + threadIdx.x;
+  double sum[Order == 8 ? 13 : kPairSums] = {};
+  double2* pairs = reinterpret_cast<double2*>(&tile[0][0]);  // pairs[p * kThreads + q]
+  for (int base = j_begin; base < j_end; base += kThreads) {
+    const int j = base + threadIdx.x;
     __syncthreads();
     if (j < j_end) {
-      for (int f = 0; f < 6; ++f) tile[f][threadIdx.x] = jv.pred[f * jv.n + j];
-      if (Order >= 6)
-        for (int f = 6; f < 9; ++f) tile[f][threadIdx.x] = jv.pred[f * jv.n + j];
-      if (Order == 8)
-        for (int f = 9; f < 12; ++f) tile[f][threadIdx.x] = jv.pred[f * jv.n + j];
-      tile[kJ - 1][threadIdx.x] = jv.gm[j];
+      if constexpr (Order == 8) {
+        for (int f = 0; f < 12; ++f) tile[f][threadIdx.x] = jv.pred[f * jv.n + j];
+        tile[12][threadIdx.x] = jv.gm[j];
+      } else {
+        const double* p = jv.pred;
+        const long n = jv.n;
+        pairs[0 * kThreads + threadIdx.x] = make_double2(p[0 * n + j], p[1 * n + j]);
+        pairs[1 * kThreads + threadIdx.x] = make_double2(p[2 * n + j], jv.gm[j]);
+        pairs[2 * kThreads + threadIdx.x] = make_double2(p[3 * n + j], p[4 * n + j]);
+        pairs[3 * kThreads + threadIdx.x] = make_double2(p[5 * n + j], Order == 6 ? p[6 * n + j] : 0.0);
+        if constexpr (Order == 6) pairs[4 * kThreads + threadIdx.x] = make_double2(p[7 * n + j], p[8 * n + j]);
+      }
     }
     __syncthreads();
-    const int count = static_cast<int>(min(static_cast<long>(kThreads), j_end - base));
-    if (k < ni) {
-#pragma unroll 4
+    const int count = min(kThreads, j_end - base);
+    if (k >= ni) continue;
+    if constexpr (Order == 8) {
       for (int q = 0; q < count; ++q) {
         double t[13];
-        const double dax = Order >= 6 ? tile[6][q] - xi[6] : 0.0, day = Order >= 6 ? tile[7][q] - xi[7] : 0.0,
-                     daz = Order >= 6 ? tile[8][q] - xi[8] : 0.0;
-        double dj[3] = {0, 0, 0};
-        if (Order == 8)
-          for (int d = 0; d < 3; ++d) dj[d] = tile[9 + d][q] - xi[9 + d];
-        pair_terms<Order>(tile[0][q] - xi[0], tile[1][q] - xi[1], tile[2][q] - xi[2], tile[3][q] - xi[3],
-                          tile[4][q] - xi[4], tile[5][q] - xi[5], dax, day, daz, tile[kJ - 1][q], eps2,
-                          base + q == self, t, dj);
-        for (int w = 0; w < 6; ++w) sum[w] += t[w];
-        if (Order >= 6)
-          for (int w = 6; w < 9; ++w) sum[w] += t[w];
-        sum[9] += t[9];
-        if (Order == 8)
-          for (int w = 10; w < 13; ++w) sum[w] += t[w];
+        double dj[3];
+        for (int d = 0; d < 3; ++d) dj[d] = tile[9 + d][q] - xi[9 + d];
+        pair_terms<8>(tile[0][q] - xi[0], tile[1][q] - xi[1], tile[2][q] - xi[2], tile[3][q] - xi[3],
+                      tile[4][q] - xi[4], tile[5][q] - xi[5], tile[6][q] - xi[6], tile[7][q] - xi[7],
+                      tile[8][q] - xi[8], tile[12][q], eps2, base + q == self, t, dj);
+        for (int w = 0; w < 13; ++w) sum[w] += t[w];
       }
+    } else {
+      sum_tile<Order, Potential>(pairs, count, xi, self - base, eps2, sum);  // self - base: its tile row, if any
     }
   }
   if (k >= ni) return;
   // Partial sums of this split: [split][i][width], the width's layout as the CPU backend's.
   constexpr int W = packed_width(Order);
   double* out = partial + (static_cast<std::size_t>(blockIdx.y) * ni + k) * W;
-  for (int w = 0; w < 6; ++w) out[w] = sum[w];
-  if (Order == 4) {
-    out[6] = sum[9];
+  if constexpr (Order == 8) {
+    for (int w = 0; w < W; ++w) out[w] = sum[w];
   } else {
-    for (int w = 6; w < 10; ++w) out[w] = sum[w];
-    if (Order == 8)
-      for (int w = 10; w < 13; ++w) out[w] = sum[w];
+    double packed[W];
+    finish_pair_sums<Order>(sum, packed);
+    for (int w = 0; w < W; ++w) out[w] = packed[w];
   }
 }
 
@@ -165,6 +209,7 @@ class CudaBackend final : public ForceBackend {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
       throw std::runtime_error("backend=cuda: no CUDA device is available");
+    if (const char* e = std::getenv("SWARMFIT_NBODY_BLOCKS")) target_blocks_ = std::max(1, std::atoi(e));
   }
   std::string name() const override { return "cuda"; }
 
@@ -176,7 +221,10 @@ class CudaBackend final : public ForceBackend {
     time_.reserve(n_);
     gm_.reserve(n_);
     std::vector<double> f(kStateFields * n_);
-    for (long j = 0; j < n_; ++j) pack_fields(state[j], f.data(), j, n_);
+    for (long j = 0; j < n_; ++j) {
+      pack_fields(state[j], f.data(), j, n_);
+      for (int d = 0; d < 3; ++d) check_range(state[j].x[d], static_cast<int>(j));
+    }
     check(cudaMemcpy(fields_.ptr, f.data(), f.size() * sizeof(double), cudaMemcpyHostToDevice), "load");
     check(cudaMemcpy(time_.ptr, time.data(), n_ * sizeof(double), cudaMemcpyHostToDevice), "load");
     check(cudaMemcpy(gm_.ptr, gm.data(), n_ * sizeof(double), cudaMemcpyHostToDevice), "load");
@@ -186,10 +234,13 @@ class CudaBackend final : public ForceBackend {
               const std::vector<double>& time) override {
     const int count = static_cast<int>(index.size());
     if (count == 0) return;
-    std::vector<double> packed(static_cast<std::size_t>(count) * (kStateFields + 1));
+    // One upload: the bodies' fields and times, then their indices.
+    const std::size_t values = static_cast<std::size_t>(count) * (kStateFields + 1);
+    staging_.reserve(values + (count + 1) / 2);
+    double* packed = staging_.ptr;
     for (int k = 0; k < count; ++k) {
       const BodyState& b = state[index[k]];
-      double* p = &packed[static_cast<std::size_t>(k) * (kStateFields + 1)];
+      double* p = packed + static_cast<std::size_t>(k) * (kStateFields + 1);
       for (int d = 0; d < 3; ++d) {
         p[d] = b.x[d];
         p[3 + d] = b.v[d];
@@ -197,15 +248,19 @@ class CudaBackend final : public ForceBackend {
         p[9 + d] = b.j[d];
         p[12 + d] = b.s[d];
         p[15 + d] = b.c[d];
+        check_range(b.x[d], index[k]);
       }
       p[kStateFields] = time[index[k]];
     }
-    update_index_.reserve(count);
-    update_packed_.reserve(packed.size());
-    check(cudaMemcpy(update_index_.ptr, index.data(), count * sizeof(int), cudaMemcpyHostToDevice), "update");
-    check(cudaMemcpy(update_packed_.ptr, packed.data(), packed.size() * sizeof(double), cudaMemcpyHostToDevice),
+    std::copy(index.begin(), index.end(), reinterpret_cast<int*>(packed + values));
+    update_packed_.reserve(values + (count + 1) / 2);
+    check(cudaMemcpyAsync(update_packed_.ptr, packed, (values + (count + 1) / 2) * sizeof(double),
+                          cudaMemcpyHostToDevice),
           "update");
-    scatter_kernel<<<(count + 255) / 256, 256>>>(view(), fields_.ptr, time_.ptr, update_index_.ptr, update_packed_.ptr,
+    // The staging buffer is reused by the next call: wait for this copy (pinned copies are async).
+    check(cudaStreamSynchronize(0), "update");
+    const int* update_index = reinterpret_cast<const int*>(update_packed_.ptr + values);
+    scatter_kernel<<<(count + 255) / 256, 256>>>(view(), fields_.ptr, time_.ptr, update_index, update_packed_.ptr,
                                                  count);
     check(cudaGetLastError(), "scatter");
   }
@@ -217,41 +272,51 @@ class CudaBackend final : public ForceBackend {
     if (ni == 0 || nj <= 0) return;
     predict_kernel<<<static_cast<unsigned>((nj + 255) / 256), 256>>>(view(), t, first, last, order == 8);
     check(cudaGetLastError(), "predict");
-    std::vector<double> ib(static_cast<std::size_t>(ni) * 12, 0.0);
+    // One upload: the i bodies (12 fields each) then their indices.
+    staging_.reserve(static_cast<std::size_t>(ni) * 12 + (ni + 1) / 2);
+    double* ib = staging_.ptr;
     for (int k = 0; k < ni; ++k)
       for (int d = 0; d < 3; ++d) {
         ib[k * 12 + d] = batch.x[3 * k + d];
         ib[k * 12 + 3 + d] = batch.v[3 * k + d];
         ib[k * 12 + 6 + d] = batch.a[3 * k + d];
-        if (order == 8) ib[k * 12 + 9 + d] = batch.j[3 * k + d];
+        ib[k * 12 + 9 + d] = order == 8 ? batch.j[3 * k + d] : 0.0;
+        check_range(batch.x[3 * k + d], batch.index[k]);
       }
-    ibody_.reserve(ib.size());
-    index_.reserve(ni);
-    check(cudaMemcpy(ibody_.ptr, ib.data(), ib.size() * sizeof(double), cudaMemcpyHostToDevice), "i bodies");
-    check(cudaMemcpy(index_.ptr, batch.index.data(), ni * sizeof(int), cudaMemcpyHostToDevice), "i bodies");
+    std::copy(batch.index.begin(), batch.index.end(), reinterpret_cast<int*>(ib + static_cast<std::size_t>(ni) * 12));
+    ibody_.reserve(static_cast<std::size_t>(ni) * 12 + (ni + 1) / 2);
+    check(cudaMemcpyAsync(ibody_.ptr, ib, (static_cast<std::size_t>(ni) * 12 + (ni + 1) / 2) * sizeof(double),
+                          cudaMemcpyHostToDevice),
+          "i bodies");
+    const int* index = reinterpret_cast<const int*>(ibody_.ptr + static_cast<std::size_t>(ni) * 12);
     const int iblocks = (ni + kThreads - 1) / kThreads;
-    const long max_splits = (nj + kThreads - 1) / kThreads;
-    const long splits = std::max(1L, std::min(max_splits, static_cast<long>((kTargetBlocks + iblocks - 1) / iblocks)));
+    const long max_splits = (nj + kMinChunk - 1) / kMinChunk;
+    const long splits = std::max(1L, std::min(max_splits, static_cast<long>((target_blocks_ + iblocks - 1) / iblocks)));
     const long chunk = ((nj + splits - 1) / splits + kThreads - 1) / kThreads * kThreads;
     const long used = (nj + chunk - 1) / chunk;
     const int w = packed_width(order);
     partial_.reserve(static_cast<std::size_t>(used) * ni * w);
     result_.reserve(static_cast<std::size_t>(ni) * w);
     const dim3 grid(iblocks, static_cast<unsigned>(used));
+    const int j0 = static_cast<int>(first), jc = static_cast<int>(chunk), j1 = static_cast<int>(last);
+    const auto launch = [&](auto kernel) {
+      kernel<<<grid, kThreads>>>(view(), j0, jc, j1, eps2, ibody_.ptr, index, ni, partial_.ptr);
+    };
     if (order == 8)
-      force_kernel<8><<<grid, kThreads>>>(view(), first, chunk, last, eps2, ibody_.ptr, index_.ptr, ni, partial_.ptr);
+      launch(force_kernel<8, true>);
     else if (order == 6)
-      force_kernel<6><<<grid, kThreads>>>(view(), first, chunk, last, eps2, ibody_.ptr, index_.ptr, ni, partial_.ptr);
+      batch.potential ? launch(force_kernel<6, true>) : launch(force_kernel<6, false>);
     else
-      force_kernel<4><<<grid, kThreads>>>(view(), first, chunk, last, eps2, ibody_.ptr, index_.ptr, ni, partial_.ptr);
+      batch.potential ? launch(force_kernel<4, true>) : launch(force_kernel<4, false>);
     check(cudaGetLastError(), "force");
     const long elements = static_cast<long>(ni) * w;
     reduce_kernel<<<static_cast<unsigned>((elements + 255) / 256), 256>>>(partial_.ptr, static_cast<int>(used), ni, w,
                                                                           result_.ptr);
     check(cudaGetLastError(), "reduce");
-    std::vector<double> r(static_cast<std::size_t>(elements));
-    check(cudaMemcpy(r.data(), result_.ptr, r.size() * sizeof(double), cudaMemcpyDeviceToHost), "result");
-    for (int k = 0; k < ni; ++k) out.add_packed(k, order, &r[static_cast<std::size_t>(k) * w]);
+    download_.reserve(static_cast<std::size_t>(elements));
+    check(cudaMemcpyAsync(download_.ptr, result_.ptr, elements * sizeof(double), cudaMemcpyDeviceToHost), "result");
+    check(cudaStreamSynchronize(0), "result");
+    for (int k = 0; k < ni; ++k) out.add_packed(k, order, download_.ptr + static_cast<std::size_t>(k) * w);
   }
 
  private:
@@ -267,9 +332,18 @@ class CudaBackend final : public ForceBackend {
   }
   JView view() { return JView{fields_.ptr, time_.ptr, gm_.ptr, pred_.ptr, n_}; }
 
+  // The pair kernel's reciprocal square root takes a single-precision estimate first
+  // (hermite.hpp, pair_rsqrt): positions beyond kFastRsqrtRange would overflow it.
+  static void check_range(double x, int body) {
+    if (!(std::fabs(x) < kFastRsqrtRange))
+      throw std::runtime_error("backend=cuda: body " + std::to_string(body) + " is at a coordinate of " +
+                               std::to_string(x) + ", outside the GPU kernel's range (|x| < 1e18): rescale the units");
+  }
+
   long n_ = 0;
+  int target_blocks_ = kTargetBlocks;
   DeviceArray<double> fields_, pred_, time_, gm_, ibody_, partial_, result_, update_packed_;
-  DeviceArray<int> index_, update_index_;
+  PinnedArray<double> staging_, download_;
 };
 
 }  // namespace

@@ -220,6 +220,26 @@ Bodies solar_system(long belt, std::uint64_t seed) {
   return b;
 }
 
+void LongitudePeriods::add(double t, const Bodies& b) {
+  for (std::size_t p = 1; p < last_.size(); ++p) {
+    const double l = std::atan2(b.state[p].x[1] - b.state[0].x[1], b.state[p].x[0] - b.state[0].x[0]);
+    if (samples_ > 0) turns_[p] += l - last_[p] < -M_PI ? 1 : l - last_[p] > M_PI ? -1 : 0;
+    last_[p] = l;
+    const double unwrapped = l + 2 * M_PI * turns_[p];
+    st_[p] += t;
+    sl_[p] += unwrapped;
+    stt_[p] += t * t;
+    stl_[p] += t * unwrapped;
+  }
+  ++samples_;
+}
+
+double LongitudePeriods::period(int p) const {
+  const double n = static_cast<double>(samples_);
+  const double rate = (n * stl_[p] - st_[p] * sl_[p]) / (n * stt_[p] - st_[p] * st_[p]);
+  return 2 * M_PI / rate;
+}
+
 void append_test_particles(Bodies& b, long count) {
   const long n = b.size();
   b.resize(n + count);

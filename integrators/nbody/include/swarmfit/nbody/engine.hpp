@@ -85,7 +85,7 @@ class BlockHermite {
  private:
   template <int Order>
   void step_order();
-  void forces(double t, const std::vector<int>& active, int order, ForceResult& out);
+  void forces(double t, const std::vector<int>& active, int order, ForceResult& out, bool potential = false);
   double quantise(double requested, double old_step, double new_time) const;
   void rebuild_levels();
 
@@ -101,6 +101,7 @@ class BlockHermite {
   double time_ = 0;
   NbodyCounters counters_;
   std::vector<int> active_;
+  std::vector<double> wanted_;  // the correctors' next steps, per active body
   IBatch batch_;
   ForceResult result_;
 };

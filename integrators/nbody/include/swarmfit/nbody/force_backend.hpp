@@ -25,6 +25,7 @@ struct JSlice {
 struct IBatch {
   std::vector<int> index;
   std::vector<double> x, v, a, j;  // [i][3]
+  bool potential = false;          // also sum G m_j / r (the energy; orders 4 and 6 skip it otherwise)
   int size() const { return static_cast<int>(index.size()); }
 };
 

@@ -22,7 +22,8 @@ namespace swarmfit::nbody {
 // pair (a body's own entry, r = 0). Written into t: acc 0-2, jerk 3-5, snap 6-8, m/r 9.
 // Nitadori & Makino 2008: A = m r / r^3, J = m v / r^3 - 3 alpha A,
 // S = m a / r^3 - 6 alpha J - 3 beta A, alpha = r.v / r^2, beta = (v^2 + r.a) / r^2 + alpha^2.
-// One scalar function for the CPU's SIMD loops and the GPU's threads alike.
+// The reference form of the terms: the pair loops of orders 4 and 6 use accumulate_pair (below,
+// the same terms as multiply-adds; a test holds them to round-off of this), order 8 this.
 // Order 8 (used once, at the start: the predictor's snap and crackle of the first step) adds the
 // crackle C = m j / r^3 - 9 alpha S - 9 beta J - 3 gamma A, gamma = (3 v.a + r.j) / r^2 +
 // alpha (3 beta - 4 alpha^2), from the jerk difference dj, into t[10..12].
@@ -64,6 +65,87 @@ SWARMFIT_HD void pair_terms(double dx, double dy, double dz, double dvx, double 
     t[6] = t[7] = t[8] = 0.0;
   }
   t[9] = mr;
+}
+
+// The reciprocal square root of the pair loops. Host: 1 / sqrt. Device: the single-precision
+// hardware estimate (MUFU.RSQ, relative error < 2^-22) refined by one third-order Newton-Raphson
+// step, y (1 + h/2 + 3h^2/8) with h = 1 - x y^2 (the Taylor series of (1 - h)^(-1/2); error
+// ~ 5/16 h^3, below double round-off). Five FP64 instructions against the library rsqrt's
+// longer sequence with its special cases: the pair loop's FP64 count is what bounds its speed.
+// Valid where x is a normal single-precision number (1.2e-38 .. 3.4e38 in the run's units); the
+// backends check their bodies' range (kFastRsqrtRange).
+constexpr double kFastRsqrtRange = 1e18;  // |x| of every body and 1 / softening below this
+SWARMFIT_HD double pair_rsqrt(double x) {
+#if defined(__CUDA_ARCH__)
+  const double y = static_cast<double>(rsqrtf(static_cast<float>(x)));
+  const double h = 1.0 - x * y * y;
+  return y + y * h * (0.5 + 0.375 * h);
+#else
+  return 1.0 / std::sqrt(x);
+#endif
+}
+
+// The pair loops' form of pair_terms (orders 4 and 6): the same terms, added into running sums
+// with every product a multiply-add (nvcc contracts each `s += a * b` into one FMA; the host keeps
+// them as written), and the constant factors (-3, -6, 3) applied once per body by
+// finish_pair_sums instead of once per pair. With A = m r / r^3 and am = alpha m / r^3:
+// J = m v / r^3 - 3 am r and S = m a / r^3 - 6 am v + 3 (6 alpha^2 - beta) m r / r^3 (S of
+// pair_terms with J substituted). FP64 operations a pair: 31 for order 4 (38 in pair_terms'
+// form), 55 for order 6 (60); the potential adds one where asked for.
+// Sums: acc 0-2, m v / r^3 3-5, am r 6-8, pot 9; order 6: m a / r^3 10-12, am v 13-15,
+// (6 alpha^2 - beta) m r / r^3 16-18.
+constexpr int kPairSums = 19;
+template <int Order, bool Potential>
+SWARMFIT_HD void accumulate_pair(double dx, double dy, double dz, double dvx, double dvy, double dvz, double dax,
+                                 double day, double daz, double gm, double eps2, bool self, double s[kPairSums]) {
+  const double r2 = eps2 + dx * dx + dy * dy + dz * dz;
+  const double rinv = self ? 0.0 : pair_rsqrt(r2);
+  const double rinv2 = rinv * rinv;
+  const double mr = gm * rinv;
+  const double mr3 = mr * rinv2;
+  const double rv = dx * dvx + dy * dvy + dz * dvz;
+  const double alpha = rv * rinv2;
+  const double am = alpha * mr3;
+  s[0] += mr3 * dx;
+  s[1] += mr3 * dy;
+  s[2] += mr3 * dz;
+  s[3] += mr3 * dvx;
+  s[4] += mr3 * dvy;
+  s[5] += mr3 * dvz;
+  s[6] += am * dx;
+  s[7] += am * dy;
+  s[8] += am * dz;
+  if constexpr (Potential) s[9] += mr;
+  if constexpr (Order == 6) {
+    const double v2 = dvx * dvx + dvy * dvy + dvz * dvz;
+    const double ra = dx * dax + dy * day + dz * daz;
+    const double alpha2 = alpha * alpha;
+    const double beta = (v2 + ra) * rinv2 + alpha2;
+    const double cr = (6.0 * alpha2 - beta) * mr3;
+    s[10] += mr3 * dax;
+    s[11] += mr3 * day;
+    s[12] += mr3 * daz;
+    s[13] += am * dvx;
+    s[14] += am * dvy;
+    s[15] += am * dvz;
+    s[16] += cr * dx;
+    s[17] += cr * dy;
+    s[18] += cr * dz;
+  } else {
+    (void)dax, (void)day, (void)daz;
+  }
+}
+
+// The sums of accumulate_pair as the backends pass them on (ForceResult::add_packed): acc 0-2,
+// jerk 3-5, then order 4: pot 6; order 6: snap 6-8, pot 9.
+template <int Order>
+SWARMFIT_HD void finish_pair_sums(const double s[kPairSums], double* out) {
+  for (int d = 0; d < 3; ++d) {
+    out[d] = s[d];
+    out[3 + d] = s[3 + d] - 3.0 * s[6 + d];
+    if constexpr (Order == 6) out[6 + d] = s[10 + d] - 6.0 * s[13 + d] + 3.0 * s[16 + d];
+  }
+  out[Order == 6 ? 9 : 6] = s[9];
 }
 
 // The state of one body that the integration carries: position, velocity and the acceleration's

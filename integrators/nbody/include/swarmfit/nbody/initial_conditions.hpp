@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "swarmfit/nbody/engine.hpp"
 
@@ -39,6 +40,24 @@ struct PlanetTable {
   double period_days;              // sidereal, from the table's centennial rate of L
 };
 extern const PlanetTable kPlanets[8];
+// The sidereal periods of a solar_system run: each planet's heliocentric longitude in the ecliptic,
+// sampled often (more than twice an orbit), unwrapped and fitted by least squares with a line;
+// period = 2 pi / slope.
+class LongitudePeriods {
+ public:
+  explicit LongitudePeriods(int planets)
+      : last_(planets + 1),
+        turns_(planets + 1),
+        st_(planets + 1),
+        sl_(planets + 1),
+        stt_(planets + 1),
+        stl_(planets + 1) {}
+  void add(double t, const Bodies& b);  // body 0 is the Sun, 1.. the planets
+  double period(int planet) const;      // in the run's time unit
+ private:
+  std::vector<double> last_, turns_, st_, sl_, stt_, stl_;
+  long samples_ = 0;
+};
 // `count` test particles (mass 0) appended after the massive bodies of `b`.
 void append_test_particles(Bodies& b, long count);
 
