@@ -9,6 +9,13 @@
 //   nbody_bench solar YEARS BACKEND [BELT]         the Sun and eight planets (order 6, eta 0.1,
 //                                                  max_step 1/64 yr): energy error, each planet's
 //                                                  sidereal period against the JPL table
+//   nbody_bench belt YEARS NBELT BACKEND [CHUNK [CSV]]
+//                                                  a Kuiper belt of NBELT test particles with the
+//                                                  giant planets (order 6, eta 0.05, max_step 1 yr):
+//                                                  the planets on the CPU, the particles through
+//                                                  their recorded field (particles.hpp) on BACKEND,
+//                                                  CHUNK years at a time (default 1000); the final
+//                                                  heliocentric elements to CSV
 // BACKEND: cpu or cuda. Prints one line of key=value pairs. Interactions per second count the
 // pairs (active x massive); flops use the customary 60 (order 4) and 97 (order 6) per pair
 // (Nitadori & Makino 2008).
@@ -16,14 +23,24 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "swarmfit/nbody/engine.hpp"
 #include "swarmfit/nbody/initial_conditions.hpp"
+#include "swarmfit/nbody/particles.hpp"
 
 using namespace swarmfit::nbody;
 
 namespace {
+
+// Neptune's 3:2 resonant angle phi = 3 lambda - 2 lambda_N - varpi of a particle about the Sun, in
+// degrees [0, 360) (Plutinos librate about 180).
+double phi32(const BodyState& p, const BodyState& neptune, const BodyState& sun, double mu, double mu_n) {
+  const OrbitElements o = state_to_elements(p, sun, mu), n = state_to_elements(neptune, sun, mu_n);
+  const double phi = std::fmod(3 * o.lambda() - 2 * n.lambda() - o.varpi(), 2 * M_PI);
+  return (phi < 0 ? phi + 2 * M_PI : phi) * 180 / M_PI;
+}
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -129,6 +146,72 @@ int main(int argc, char** argv) {
           "force_seconds=%.4g\n",
           argv[5], n, order, c.block_steps, t1 - t0, c.interactions / (t1 - t0), e1.total() / e0.total() - 1,
           c.force_seconds);
+    } else if (mode == "belt" && argc >= 5) {
+      const double years = std::atof(argv[2]), chunk = argc > 5 ? std::atof(argv[5]) : 1000.0;
+      const long belt = std::atol(argv[3]);
+      const std::string be = argv[4];
+      NbodySettings s;
+      s.order = 6;
+      s.eta = 0.05;
+      s.G = kSolarSystemG;
+      s.max_step = 1.0;
+      const Bodies start = solar_system(belt, 1, true);
+      // The start's forces and first steps of every body, particles included.
+      BlockHermite all(start, s, make_cpu_backend());
+      all.initialise();
+      Particles p = Particles::from(all.bodies());
+      const Bodies giants = massive_only(all.bodies());
+      BlockHermite planets(giants, s, make_cpu_backend(1));
+      planets.resume();
+      const Energy e0 = planets.energy();
+      std::unique_ptr<ParticleBackend> pb = be == "cuda" ? make_cuda_particles() : make_cpu_particles();
+      ParticleRules rules;
+      rules.eta = s.eta;
+      rules.max_step = s.max_step;
+      rules.min_step = std::ldexp(1.0, -20);
+      rules.r_min = 1.0;
+      rules.r_max = 1000.0;
+      const double mu = s.G * giants.mass[0];
+      const double mu_n = s.G * (giants.mass[0] + giants.mass[4]);  // Neptune: body 4 of the giants
+      std::vector<double> a0(p.size()), e0s(p.size()), i0(p.size()), phi0(p.size());
+      for (long i = 0; i < p.size(); ++i) {
+        const OrbitElements el = state_to_elements(p.state[i], giants.state[0], mu);
+        a0[i] = el.a;
+        e0s[i] = el.e;
+        i0[i] = el.i;
+        phi0[i] = phi32(p.state[i], giants.state[4], giants.state[0], mu, mu_n);
+      }
+      TapeCounters tc;
+      for (double t = 0; t < years; t += chunk) {  // a progress line a chunk (stderr)
+        advance_with_tape(planets, p, *pb, std::min(years, t + chunk), chunk, rules, &tc);
+        std::fprintf(stderr, "belt: t = %g yr, planets %.1f s, particles %.1f s\n", planets.time(), tc.massive_seconds,
+                     tc.particle_seconds);
+      }
+      const Energy e1 = planets.energy();
+      long counts[4] = {0, 0, 0, 0}, plutinos = 0;
+      double particle_steps = 0;
+      std::ofstream csv(argc > 6 ? argv[6] : "belt.csv");
+      csv << "id,status,time,a0,e0,i0_deg,phi32_0_deg,a,e,i_deg,phi32_deg,steps\n";
+      for (long i = 0; i < p.size(); ++i) {
+        ++counts[p.status[i]];
+        particle_steps += p.steps[i];
+        const OrbitElements el = state_to_elements(p.state[i], planets.bodies().state[0], mu);
+        if (p.status[i] == kParticleAlive && el.a > 39.0 && el.a < 39.8) ++plutinos;
+        const Bodies& g = planets.bodies();
+        char line[320];
+        std::snprintf(line, sizeof line, "%lld,%d,%.10g,%.8g,%.6g,%.6g,%.5g,%.8g,%.6g,%.6g,%.5g,%.0f\n",
+                      static_cast<long long>(p.id[i]), p.status[i], p.time[i], a0[i], e0s[i], i0[i] * 180 / M_PI,
+                      phi0[i], el.a, el.e, el.i * 180 / M_PI, phi32(p.state[i], g.state[4], g.state[0], mu, mu_n),
+                      p.steps[i]);
+        csv << line;
+      }
+      std::printf(
+          "mode=belt backend=%s years=%g particles=%ld chunk=%g planet_seconds=%.4g particle_seconds=%.4g "
+          "planet_block_steps=%ld tape_entries=%.6g particle_steps=%.6g dE_planets=%.3e alive=%ld escaped=%ld "
+          "inside=%ld encounter=%ld alive_a_39.0_39.8=%ld\n",
+          be.c_str(), years, p.size(), chunk, tc.massive_seconds, tc.particle_seconds, planets.counters().block_steps,
+          tc.tape_entries, particle_steps, e1.total() / e0.total() - 1, counts[0], counts[1], counts[2], counts[3],
+          plutinos);
     } else if (mode == "solar") {
       const double years = std::atof(argv[2]);
       const long belt = argc > 4 ? std::atol(argv[4]) : 0;

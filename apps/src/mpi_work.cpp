@@ -74,6 +74,7 @@ MpiWork::MpiWork(int* argc, char*** argv) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host);
   int local = 0;
   MPI_Comm_rank(host, &local);
+  MPI_Comm_size(host, &local_size_);
   MPI_Comm_free(&host);
   cuda_use_device(local);
 }

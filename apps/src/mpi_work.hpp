@@ -21,6 +21,7 @@ class MpiWork {
   bool active() const { return size_ > 1; }
   int rank() const { return rank_; }
   int size() const { return size_; }
+  int local_size() const { return local_size_; }  // the ranks on this host (this one included)
   // The work queue: the next of [0, count) not yet handed to any rank, or -1 when none is left.
   // Every rank must ask until it gets -1 (rank 0's server thread then ends).
   long next(long count);
@@ -42,7 +43,7 @@ class MpiWork {
  private:
   struct Server;
   bool initialised_ = false;
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_size_ = 1;
   std::unique_ptr<Server> server_;
 };
 

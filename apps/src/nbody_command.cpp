@@ -6,6 +6,7 @@
 // The output is a folder: snapshot_NNNNNN.h5 (time, id, mass, positions, velocities), log.csv
 // (one row per snapshot) and state.h5 (every body's full Hermite state, time and block step: a
 // resumed run continues bitwise). Each file is written under a temporary name and renamed.
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/nbody/engine.hpp"
 #include "swarmfit/nbody/initial_conditions.hpp"
+#include "swarmfit/nbody/particles.hpp"
 #include "swarmfit/observations/text_table.hpp"
 
 namespace po = boost::program_options;
@@ -45,6 +47,15 @@ po::options_description nbody_keys() {
                   "initial conditions: plummer (Henon units), cold_sphere, figure_eight, solar_system (AU, solar "
                   "masses, years), or file (ic_file)")("kuiper_belt", po::value<long>()->default_value(0),
                                                        "solar_system: test particles of a Kuiper belt (a 35-50 AU)")(
+      "planets", po::value<std::string>()->default_value("all"),
+      "solar_system: all eight, or giants (Jupiter to Neptune, the inner planets' masses in the Sun)")(
+      "particle_mode", po::value<std::string>()->default_value("block"),
+      "test particles: block (on the engine's block steps) or tape (advanced alone through the massive bodies' "
+      "recorded steps, a GPU thread each; at most 64 massive bodies, one process)")(
+      "r_min", po::value<double>()->default_value(0.0),
+      "particle_mode = tape: a particle closer than this to body 0 stops (0: never)")(
+      "r_max", po::value<double>()->default_value(0.0),
+      "particle_mode = tape: a particle farther than this from body 0 stops (0: never)")(
       "n", po::value<long>()->default_value(1024), "bodies (plummer, cold_sphere)")(
       "seed", po::value<long>()->default_value(1), "seed of the initial conditions")(
       "max_radius", po::value<double>()->default_value(0.0), "plummer: radii beyond this drawn again (0: none)")(
@@ -159,7 +170,16 @@ std::array<double, 3> lagrangian_radii(const Bodies& b) {
   return out;
 }
 
-void write_snapshot(const std::string& path, const Bodies& b, double time) {
+// status: the test particles' (particle_mode = tape: particles.hpp), after the massive bodies'
+// zeros; empty: none written.
+void write_status(hid_t f, const Bodies& b, const std::vector<int>& status) {
+  if (status.empty()) return;
+  std::vector<int> all(b.num_massive, 0);
+  all.insert(all.end(), status.begin(), status.end());
+  h5::write(f, "status", {static_cast<hsize_t>(all.size())}, all.data());
+}
+
+void write_snapshot(const std::string& path, const Bodies& b, double time, const std::vector<int>& status) {
   h5::AtomicFile file(path);
   {
     h5::Handle f(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path);
@@ -177,13 +197,14 @@ void write_snapshot(const std::string& path, const Bodies& b, double time) {
     h5::write(f, "mass", {n}, b.mass.data());
     h5::write(f, "position", {n, 3}, x.data());
     h5::write(f, "velocity", {n, 3}, v.data());
+    write_status(f, b, status);
   }
   file.commit();
 }
 
 // Every body's whole state (x v a j s c, its time and step) and the run's bookkeeping.
 void write_state(const std::string& path, const Bodies& b, double time, double e0, long snapshot,
-                 const std::string& config) {
+                 const std::string& config, const std::vector<int>& status) {
   h5::AtomicFile file(path);
   {
     h5::Handle f(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path);
@@ -211,12 +232,14 @@ void write_state(const std::string& path, const Bodies& b, double time, double e
     h5::write(f, "state", {n, 18}, state.data());
     h5::write(f, "body_time", {n}, b.time.data());
     h5::write(f, "body_step", {n}, b.step.data());
+    write_status(f, b, status);
   }
   file.commit();
 }
 
 struct Resumed {
   Bodies bodies;
+  std::vector<int> status;  // the test particles' (particle_mode = tape), empty if none saved
   double time = 0, e0 = 0;
   long snapshot = 0;
   std::string config;
@@ -259,6 +282,14 @@ Resumed read_state(const std::string& path) {
     }
     for (double v : state)
       if (!std::isfinite(v)) throw std::runtime_error("a state value is not finite");
+    if (H5Lexists(f, "status", H5P_DEFAULT) > 0) {
+      const std::vector<long> status = h5::read_longs(f, "status");
+      if (static_cast<long>(status.size()) != n) throw std::runtime_error("status of another length");
+      for (long i = b.num_massive; i < n; ++i) {
+        if (status[i] < kParticleAlive || status[i] > kParticleEncounter) throw std::runtime_error("unknown status");
+        r.status.push_back(static_cast<int>(status[i]));
+      }
+    }
   } catch (const std::exception& e) {
     throw InputError(path + ": not a swarmfit nbody state file: " + e.what());
   }
@@ -337,6 +368,11 @@ int nbody_command(int argc, char** argv) {
       bad_value(o, "output", "the folder '" + parent.string() + "' does not exist");
   }
 
+  // The Solar System's units set G, for a new run and a resumed one alike.
+  if (vm["ic"].as<std::string>() == "solar_system") {
+    if (o.settings.count("G")) bad_value(o, "G", "ic = solar_system sets G (AU, solar masses, Julian years)");
+    s.G = kSolarSystemG;
+  }
   Bodies bodies;
   Resumed state;
   if (resume) {
@@ -361,17 +397,39 @@ int nbody_command(int argc, char** argv) {
     else if (ic == "solar_system") {
       const long belt = vm["kuiper_belt"].as<long>();
       if (belt < 0 || belt > 100000000) bad_value(o, "kuiper_belt", "must be between 0 and 1e8");
-      if (o.settings.count("G")) bad_value(o, "G", "ic = solar_system sets G (AU, solar masses, Julian years)");
-      bodies = solar_system(belt, static_cast<std::uint64_t>(vm["seed"].as<long>()));
-      s.G = kSolarSystemG;
+      const std::string planets = vm["planets"].as<std::string>();
+      if (planets != "all" && planets != "giants") bad_value(o, "planets", "must be all or giants");
+      bodies = solar_system(belt, static_cast<std::uint64_t>(vm["seed"].as<long>()), planets == "giants");
     } else if (ic == "file") {
       if (!vm.count("ic_file")) bad_value(o, "ic", "ic = file needs 'ic_file'");
       bodies = read_ic_file(vm["ic_file"].as<std::string>());
     } else
       bad_value(o, "ic", "must be plummer, cold_sphere, figure_eight, solar_system or file");
-    if (ic != "solar_system" && o.settings.count("kuiper_belt"))
-      bad_value(o, "kuiper_belt", "only with ic = solar_system");
+    for (const char* key : {"kuiper_belt", "planets"})
+      if (ic != "solar_system" && o.settings.count(key)) bad_value(o, key, "only with ic = solar_system");
   }
+  const std::string particle_mode = vm["particle_mode"].as<std::string>();
+  if (particle_mode != "block" && particle_mode != "tape") bad_value(o, "particle_mode", "must be block or tape");
+  const bool tape = particle_mode == "tape";
+  ParticleRules rules;
+  rules.eta = s.eta > 0 ? s.eta : (s.order == 6 ? 0.5 : 0.01);
+  rules.eps2 = s.softening * s.softening;
+  rules.max_step = s.max_step;
+  rules.min_step = s.min_step;
+  rules.r_min = positive<double>(vm, o, "r_min", true);
+  rules.r_max = positive<double>(vm, o, "r_max", true);
+  if (rules.r_max == 0) rules.r_max = HUGE_VAL;
+  if (rules.r_min >= rules.r_max) bad_value(o, "r_min", "must be below r_max");
+  if (tape) {
+    if (mpi.active()) bad_value(o, "particle_mode", "tape runs in one process (not under mpirun)");
+    if (bodies.num_massive > 64) bad_value(o, "particle_mode", "tape takes at most 64 massive bodies");
+    if (s.shared_steps) bad_value(o, "particle_mode", "tape does not take shared_steps");
+  } else {
+    for (const char* key : {"r_min", "r_max"})
+      if (o.settings.count(key)) bad_value(o, key, "only with particle_mode = tape");
+  }
+  if (resume && !state.status.empty() && !tape)
+    bad_value(o, "particle_mode", "the run was made with particle_mode = tape: resume it so");
   // Memory: about 30 doubles a body on the host and 30 on the device.
   const double bytes = 240.0 * bodies.size() * (backend == "cuda" ? 1 : 2);
   const double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
@@ -398,6 +456,11 @@ int nbody_command(int argc, char** argv) {
     }
   }
 
+  // Ranks on one host share its cores: each takes its share of the threads (the host loops and a
+  // CPU backend's), unless `threads` is set; spinning threads of four ranks on all cores each
+  // stalled the GPU-driving threads.
+  if (mpi.active() && threads == 0 && mpi.local_size() > 1)
+    omp_set_num_threads(std::max(1, omp_get_num_procs() / mpi.local_size()));
   std::unique_ptr<ForceBackend> forces;
   try {
     forces = backend == "cuda" ? make_cuda_backend() : make_cpu_backend(threads);
@@ -422,17 +485,50 @@ int nbody_command(int argc, char** argv) {
 
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
-  BlockHermite engine(bodies, s, std::move(forces), slice, reduce);
+  // particle_mode = tape: the start (or the resumed state) of every body first, then the massive
+  // bodies alone on one CPU thread, the particles through their recorded steps (particles.hpp).
+  std::unique_ptr<BlockHermite> start;
+  Particles particles;
+  std::unique_ptr<ParticleBackend> particle_backend;
+  if (tape) {
+    try {
+      particle_backend = backend == "cuda" ? make_cuda_particles() : make_cpu_particles(threads);
+    } catch (const std::runtime_error& e) {
+      throw InputError(e.what());
+    }
+    start = std::make_unique<BlockHermite>(bodies, s, std::move(forces));
+    resume ? start->resume() : start->initialise();
+    particles = Particles::from(start->bodies());
+    if (resume && !state.status.empty()) particles.status = state.status;
+    forces = make_cpu_backend(1);
+  }
+  BlockHermite engine(tape ? massive_only(start->bodies()) : bodies, s, std::move(forces), slice, reduce);
   double e0 = 0;
   long snapshot = 0;
+  if (resume || tape) engine.resume();
   if (resume) {
-    engine.resume();
     e0 = state.e0;
     snapshot = state.snapshot;
   } else {
-    engine.initialise();
+    if (!tape) engine.initialise();
     e0 = engine.energy().total();
   }
+  start.reset();
+  // Every body now (the massive ones and, with tape, the particles) and the particles' status.
+  auto all_bodies = [&]() -> Bodies {
+    if (!tape) return engine.bodies();
+    Bodies b = engine.bodies();
+    b.resize(b.num_massive + particles.size());
+    for (long i = 0; i < particles.size(); ++i) {
+      const long k = b.num_massive + i;
+      b.mass[k] = 0.0;
+      b.state[k] = particles.state[i];
+      b.time[k] = particles.time[i];
+      b.step[k] = particles.step[i];
+      b.id[k] = particles.id[i];
+    }
+    return b;
+  };
   const std::string log_path = output + "/log.csv";
   // The log: kept rows up to the resumed snapshot, rewritten whole with each snapshot (small).
   std::string log =
@@ -450,21 +546,22 @@ int nbody_command(int argc, char** argv) {
   auto record = [&](long k) {
     const Energy e = engine.energy();  // every rank: the potential is a reduction
     if (!writer) return e;
-    const auto radii = lagrangian_radii(engine.bodies());
+    const Bodies everything = all_bodies();
+    const auto radii = lagrangian_radii(everything);
     const NbodyCounters& c = engine.counters();
     char row[512];
     std::snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.6e,%.8f,%.8g,%.8g,%.8g,%ld,%.17g,%.3f\n", k,
                   engine.time(), e.total(), e.kinetic, e.potential, e.total() / e0 - 1, e.virial_ratio(), radii[0],
                   radii[1], radii[2], c.block_steps, c.body_steps, wall());
     log += row;
-    write_snapshot(output + "/" + snapshot_name(k), engine.bodies(), engine.time());
+    write_snapshot(output + "/" + snapshot_name(k), everything, engine.time(), particles.status);
     h5::AtomicFile file(log_path);
     {
       std::ofstream out(file.partial_path());
       out << log;
     }
     file.commit();
-    write_state(state_path, engine.bodies(), engine.time(), e0, k, config_text);
+    write_state(state_path, everything, engine.time(), e0, k, config_text, particles.status);
     return e;
   };
   if (!resume) record(0);
@@ -476,21 +573,39 @@ int nbody_command(int argc, char** argv) {
   struct Stop {};
   while (engine.time() < t_end) {
     const double next = std::min(t_end, (std::floor(engine.time() / interval) + 1) * interval);
+    auto progress = [&] {
+      if (writer && !args.count("quiet") && wall() - last_progress >= (tty ? 0.5 : 30.0)) {
+        last_progress = wall();
+        const double done = engine.time() / t_end, eta = done > 0 ? wall() * (1 - done) / done : 0;
+        std::fprintf(stderr, "%s  t = %.6g of %g (%.1f%%), %ld block steps, ETA %.0f s%s", tty ? "\r" : "",
+                     engine.time(), t_end, 100 * done, engine.counters().block_steps, eta, tty ? "" : "\n");
+      }
+    };
+    if (tape) {
+      // The massive bodies and the particles advance a snapshot interval together; a signal
+      // stops the run between intervals (the state is whole only there).
+      advance_with_tape(engine, particles, *particle_backend, next, interval, rules);
+      progress();
+      if (stop_signal() != 0) {
+        ++snapshot;
+        last = record(snapshot);
+        stopped = true;
+        break;
+      }
+      ++snapshot;
+      last = record(snapshot);
+      continue;
+    }
     try {
       engine.run_until(next, [&] {
         // A signal stops every rank after the same block step; the state then holds bodies at
         // their own times, from which --resume continues bitwise.
         if (mpi.any(stop_signal() != 0)) throw Stop{};
-        if (writer && !args.count("quiet") && wall() - last_progress >= (tty ? 0.5 : 30.0)) {
-          last_progress = wall();
-          const double done = engine.time() / t_end, eta = done > 0 ? wall() * (1 - done) / done : 0;
-          std::fprintf(stderr, "%s  t = %.6g of %g (%.1f%%), %ld block steps, ETA %.0f s%s", tty ? "\r" : "",
-                       engine.time(), t_end, 100 * done, engine.counters().block_steps, eta, tty ? "" : "\n");
-        }
+        progress();
       });
     } catch (const Stop&) {
       stopped = true;
-      if (writer) write_state(state_path, engine.bodies(), engine.time(), e0, snapshot, config_text);
+      if (writer) write_state(state_path, engine.bodies(), engine.time(), e0, snapshot, config_text, {});
       break;
     }
     ++snapshot;
@@ -507,7 +622,7 @@ int nbody_command(int argc, char** argv) {
     std::printf(
         "swarmfit nbody: %ld bodies (%ld massive), order %d, backend %s%s: t = %g, %ld block steps, %.4g body "
         "steps, %.4g pairs in %.2f s (%.3g pairs/s); energy error %.3e, virial ratio %.4f; output %s\n",
-        engine.bodies().size(), engine.bodies().num_massive, s.order, backend.c_str(),
+        engine.bodies().size() + particles.size(), engine.bodies().num_massive, s.order, backend.c_str(),
         mpi.active() ? (", " + std::to_string(mpi.size()) + " ranks").c_str() : "", engine.time(), c.block_steps,
         c.body_steps, c.interactions, wall(), c.interactions / std::max(wall(), 1e-9), last.total() / e0 - 1,
         last.virial_ratio(), output.c_str());

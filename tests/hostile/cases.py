@@ -784,6 +784,18 @@ refuse("nbody-unknown-key", NB + " tend=1", "tend")
 refuse("nbody-unknown-option", NB + " --bogus", "--bogus")
 refuse("nbody-config-missing", NB + " --config nothere.cfg", "nothere.cfg")
 refuse("nbody-config-unknown-key", NB + " --config n.cfg", ("n.cfg:1", "'bogus'"), edits=[("write", "n.cfg", "bogus = 1\n")])
+# particle_mode = tape and its keys; planets (solar_system only)
+NBT = "nbody ic=solar_system planets=giants kuiper_belt=8 max_step=1 t_end=4 snapshot_interval=4 output=nout -q"
+case("nbody-valid-tape", NBT + " particle_mode=tape r_min=1 r_max=1000", 0, outputs=["nout", "nout/*"])
+for key, value, err in [("particle_mode", "fast", "'particle_mode'"), ("particle_mode", "", "'particle_mode'"),
+                        ("r_min", "-1", "'r_min'"), ("r_min", "nan", "'r_min'"), ("r_max", "-5", "'r_max'"),
+                        ("r_max", "inf", "'r_max'"), ("planets", "outer", "'planets'")]:
+    mode = "" if key == "particle_mode" else " particle_mode=tape"
+    refuse(f"nbody-tape-{key}-{value or 'empty'}", NBT + f"{mode} {key}={value}", err)
+refuse("nbody-tape-r_min-above-r_max", NBT + " particle_mode=tape r_min=100 r_max=10", "'r_min'")
+refuse("nbody-r_max-without-tape", NBT + " r_max=1000", "'r_max'")
+refuse("nbody-planets-without-solar_system", NB + " planets=giants", "'planets'")
+refuse("nbody-tape-too-many-massive", NB.replace("n=64", "n=65") + " particle_mode=tape", "'particle_mode'")
 IC = NB + " ic=file ic_file=ic.csv"
 for tag, text, err in [("short-row", "1,0,0,0,0,0,0\n1e-3,1,0,0,0,1\n", "ic.csv:2"),
                        ("long-row", "1,0,0,0,0,0,0,9\n", "ic.csv:1"),

@@ -124,16 +124,6 @@ void BlockHermite::rebuild_levels() {
   for (long i = 0; i < bodies_.size(); ++i) levels_[step_exponent(bodies_.step[i])].push_back(static_cast<int>(i));
 }
 
-double BlockHermite::quantise(double requested, double old_step, double new_time) const {
-  double dt = old_step;
-  if (requested < dt) {
-    while (dt > requested) dt *= 0.5;
-  } else if (requested >= 2 * dt && 2 * dt <= settings_.max_step && std::fmod(new_time, 2 * dt) == 0.0) {
-    dt *= 2;  // doubling keeps the block structure only where the time is a multiple of it
-  }
-  return dt;
-}
-
 void BlockHermite::initialise() {
   const long n = bodies_.size();
   std::vector<int> all(n);
@@ -234,7 +224,7 @@ void BlockHermite::step_order() {
   for (int k = 0; k < na; ++k) {
     const int i = active_[k];
     const double wanted = wanted_[k];
-    const double dt = quantise(wanted, bodies_.step[i], t_next);
+    const double dt = quantise_step(wanted, bodies_.step[i], t_next, settings_.max_step);
     if (dt < settings_.min_step || std::isnan(wanted)) {  // inf: nothing limits the step
       std::ostringstream m;
       m << "body " << bodies_.id[i] << " at t = " << t_next << " needs a step of " << wanted << " (below min_step "

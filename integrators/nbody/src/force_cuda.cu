@@ -223,7 +223,6 @@ class CudaBackend final : public ForceBackend {
     std::vector<double> f(kStateFields * n_);
     for (long j = 0; j < n_; ++j) {
       pack_fields(state[j], f.data(), j, n_);
-      for (int d = 0; d < 3; ++d) check_range(state[j].x[d], static_cast<int>(j));
     }
     check(cudaMemcpy(fields_.ptr, f.data(), f.size() * sizeof(double), cudaMemcpyHostToDevice), "load");
     check(cudaMemcpy(time_.ptr, time.data(), n_ * sizeof(double), cudaMemcpyHostToDevice), "load");
@@ -248,7 +247,6 @@ class CudaBackend final : public ForceBackend {
         p[9 + d] = b.j[d];
         p[12 + d] = b.s[d];
         p[15 + d] = b.c[d];
-        check_range(b.x[d], index[k]);
       }
       p[kStateFields] = time[index[k]];
     }
@@ -281,7 +279,6 @@ class CudaBackend final : public ForceBackend {
         ib[k * 12 + 3 + d] = batch.v[3 * k + d];
         ib[k * 12 + 6 + d] = batch.a[3 * k + d];
         ib[k * 12 + 9 + d] = order == 8 ? batch.j[3 * k + d] : 0.0;
-        check_range(batch.x[3 * k + d], batch.index[k]);
       }
     std::copy(batch.index.begin(), batch.index.end(), reinterpret_cast<int*>(ib + static_cast<std::size_t>(ni) * 12));
     ibody_.reserve(static_cast<std::size_t>(ni) * 12 + (ni + 1) / 2);
@@ -331,14 +328,6 @@ class CudaBackend final : public ForceBackend {
     }
   }
   JView view() { return JView{fields_.ptr, time_.ptr, gm_.ptr, pred_.ptr, n_}; }
-
-  // The pair kernel's reciprocal square root takes a single-precision estimate first
-  // (hermite.hpp, pair_rsqrt): positions beyond kFastRsqrtRange would overflow it.
-  static void check_range(double x, int body) {
-    if (!(std::fabs(x) < kFastRsqrtRange))
-      throw std::runtime_error("backend=cuda: body " + std::to_string(body) + " is at a coordinate of " +
-                               std::to_string(x) + ", outside the GPU kernel's range (|x| < 1e18): rescale the units");
-  }
 
   long n_ = 0;
   int target_blocks_ = kTargetBlocks;

@@ -153,65 +153,44 @@ const PlanetTable kPlanets[8] = {
 
 namespace {
 
-// Heliocentric position and velocity from elements (angles in radians; M the mean anomaly), for
-// G (M + m) = mu: Kepler's equation by Newton's method, then the rotations by omega, i, Omega.
-void elements_to_state(double mu, double a, double e, double i, double node, double omega, double M, double x[3],
-                       double v[3]) {
-  double E = e < 0.8 ? M : M_PI;
-  for (int k = 0; k < 100; ++k) {
-    const double dE = (E - e * std::sin(E) - M) / (1 - e * std::cos(E));
-    E -= dE;
-    if (std::fabs(dE) < 1e-15) break;
-  }
-  const double cE = std::cos(E), sE = std::sin(E), b = a * std::sqrt(1 - e * e);
-  const double px = a * (cE - e), py = b * sE;  // in the orbit plane, pericentre on x
-  const double n = std::sqrt(mu / (a * a * a)), Edot = n / (1 - e * cE);
-  const double vx = -a * sE * Edot, vy = b * cE * Edot;
-  const double cw = std::cos(omega), sw = std::sin(omega), cO = std::cos(node), sO = std::sin(node);
-  const double ci = std::cos(i), si = std::sin(i);
-  const double R[3][2] = {{cO * cw - sO * sw * ci, -cO * sw - sO * cw * ci},
-                          {sO * cw + cO * sw * ci, -sO * sw + cO * cw * ci},
-                          {sw * si, cw * si}};
-  for (int d = 0; d < 3; ++d) {
-    x[d] = R[d][0] * px + R[d][1] * py;
-    v[d] = R[d][0] * vx + R[d][1] * vy;
-  }
-}
-
 double rayleigh(Uniform& u, double scale) { return scale * std::sqrt(-2.0 * std::log(u())); }
 
 }  // namespace
 
-Bodies solar_system(long belt, std::uint64_t seed) {
+Bodies solar_system(long belt, std::uint64_t seed, bool giants_only) {
   if (belt < 0) throw std::invalid_argument("the belt needs 0 or more particles");
+  const int first = giants_only ? 4 : 0, planets = 8 - first;
   Bodies b;
-  start_at_rest(b, 9);
+  start_at_rest(b, 1 + planets);
   const double deg = M_PI / 180.0;
+  // Giants only: the terrestrial planets' masses go to the Sun (their orbits are far inside).
   b.mass[0] = 1.0;
+  for (int p = 0; p < first; ++p) b.mass[0] += 1.0 / kPlanets[p].mass_ratio;
   // Each planet's elements taken as Jacobi elements: its orbit about the centre of mass of the Sun
   // and the planets inside it, mu = G (M_sun + the masses inside + its own). Taken about the Sun
   // alone (heliocentric), the Sun's reflex motion about Jupiter enters the outer planets'
   // velocities, and Saturn's period came out 0.7% short of the table's.
-  double inner_mass = 1.0, cx[3] = {0, 0, 0}, cv[3] = {0, 0, 0};
-  for (int p = 0; p < 8; ++p) {
+  double inner_mass = b.mass[0], cx[3] = {0, 0, 0}, cv[3] = {0, 0, 0};
+  for (int p = first; p < 8; ++p) {
     const PlanetTable& t = kPlanets[p];
     const double m = 1.0 / t.mass_ratio;
-    b.mass[p + 1] = m;
+    const int k = p - first + 1;
+    b.mass[k] = m;
     const double omega = (t.varpi - t.node) * deg, M = std::remainder((t.L - t.varpi) * deg, 2 * M_PI);
     double x[3], v[3];
     elements_to_state(kSolarSystemG * (inner_mass + m), t.a, t.e, t.i * deg, t.node * deg, omega, M, x, v);
     for (int d = 0; d < 3; ++d) {
-      b.state[p + 1].x[d] = cx[d] + x[d];
-      b.state[p + 1].v[d] = cv[d] + v[d];
-      cx[d] = (inner_mass * cx[d] + m * b.state[p + 1].x[d]) / (inner_mass + m);
-      cv[d] = (inner_mass * cv[d] + m * b.state[p + 1].v[d]) / (inner_mass + m);
+      b.state[k].x[d] = cx[d] + x[d];
+      b.state[k].v[d] = cv[d] + v[d];
+      cx[d] = (inner_mass * cx[d] + m * b.state[k].x[d]) / (inner_mass + m);
+      cv[d] = (inner_mass * cv[d] + m * b.state[k].v[d]) / (inner_mass + m);
     }
     inner_mass += m;
   }
   append_test_particles(b, belt);
   Uniform u(seed);
   for (long k = 0; k < belt; ++k) {
-    BodyState& s = b.state[9 + k];
+    BodyState& s = b.state[1 + planets + k];
     const double a = 35.0 + 15.0 * u(), e = std::min(0.9, rayleigh(u, 0.05)), i = rayleigh(u, 0.035);
     elements_to_state(kSolarSystemG, a, e, i, 2 * M_PI * u(), 2 * M_PI * u(), 2 * M_PI * u(), s.x, s.v);
   }
@@ -251,6 +230,62 @@ void append_test_particles(Bodies& b, long count) {
     BodyState& s = b.state[i];
     for (int d = 0; d < 3; ++d) s.x[d] = s.v[d] = s.a[d] = s.j[d] = s.s[d] = s.c[d] = 0.0;
   }
+}
+
+// Heliocentric position and velocity from elements (angles in radians; M the mean anomaly), for
+// G (M + m) = mu: Kepler's equation by Newton's method, then the rotations by omega, i, Omega.
+void elements_to_state(double mu, double a, double e, double i, double node, double omega, double M, double x[3],
+                       double v[3]) {
+  double E = e < 0.8 ? M : M_PI;
+  for (int k = 0; k < 100; ++k) {
+    const double dE = (E - e * std::sin(E) - M) / (1 - e * std::cos(E));
+    E -= dE;
+    if (std::fabs(dE) < 1e-15) break;
+  }
+  const double cE = std::cos(E), sE = std::sin(E), b = a * std::sqrt(1 - e * e);
+  const double px = a * (cE - e), py = b * sE;  // in the orbit plane, pericentre on x
+  const double n = std::sqrt(mu / (a * a * a)), Edot = n / (1 - e * cE);
+  const double vx = -a * sE * Edot, vy = b * cE * Edot;
+  const double cw = std::cos(omega), sw = std::sin(omega), cO = std::cos(node), sO = std::sin(node);
+  const double ci = std::cos(i), si = std::sin(i);
+  const double R[3][2] = {{cO * cw - sO * sw * ci, -cO * sw - sO * cw * ci},
+                          {sO * cw + cO * sw * ci, -sO * sw + cO * cw * ci},
+                          {sw * si, cw * si}};
+  for (int d = 0; d < 3; ++d) {
+    x[d] = R[d][0] * px + R[d][1] * py;
+    v[d] = R[d][0] * vx + R[d][1] * vy;
+  }
+}
+
+OrbitElements state_to_elements(const BodyState& body, const BodyState& centre, double mu) {
+  double r[3], v[3];
+  for (int d = 0; d < 3; ++d) {
+    r[d] = body.x[d] - centre.x[d];
+    v[d] = body.v[d] - centre.v[d];
+  }
+  auto dot = [](const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  auto cross = [](const double* a, const double* b, double* c) {
+    c[0] = a[1] * b[2] - a[2] * b[1];
+    c[1] = a[2] * b[0] - a[0] * b[2];
+    c[2] = a[0] * b[1] - a[1] * b[0];
+  };
+  double h[3], e[3], tmp[3];
+  cross(r, v, h);
+  const double rr = std::sqrt(dot(r, r)), v2 = dot(v, v), rv = dot(r, v), hn = std::sqrt(dot(h, h));
+  for (int d = 0; d < 3; ++d) e[d] = ((v2 - mu / rr) * r[d] - rv * v[d]) / mu;
+  const double node[3] = {-h[1], h[0], 0.0};  // z x h, towards the ascending node
+  OrbitElements o;
+  o.a = 1.0 / (2.0 / rr - v2 / mu);
+  o.e = std::sqrt(dot(e, e));
+  o.i = std::acos(h[2] / hn);
+  o.node = std::atan2(node[1], node[0]);
+  cross(node, e, tmp);
+  o.omega = std::atan2(dot(tmp, h) / hn, dot(node, e));
+  cross(e, r, tmp);
+  const double f = std::atan2(dot(tmp, h) / hn, dot(e, r));
+  const double E = 2 * std::atan(std::sqrt((1 - o.e) / (1 + o.e)) * std::tan(f / 2));
+  o.M = E - o.e * std::sin(E);
+  return o;
 }
 
 }  // namespace swarmfit::nbody

@@ -81,12 +81,13 @@ class BlockHermite {
   const Bodies& bodies() const { return bodies_; }
   const NbodyCounters& counters() const { return counters_; }
   const NbodySettings& settings() const { return settings_; }
+  // The bodies the last block step corrected (index order; their new states are in bodies()).
+  const std::vector<int>& last_active() const { return active_; }
 
  private:
   template <int Order>
   void step_order();
   void forces(double t, const std::vector<int>& active, int order, ForceResult& out, bool potential = false);
-  double quantise(double requested, double old_step, double new_time) const;
   void rebuild_levels();
 
   // The block levels: the bodies of each step size (keyed by its binary exponent). All bodies of

@@ -67,17 +67,18 @@ SWARMFIT_HD void pair_terms(double dx, double dy, double dz, double dvx, double 
   t[9] = mr;
 }
 
-// The reciprocal square root of the pair loops. Host: 1 / sqrt. Device: the single-precision
-// hardware estimate (MUFU.RSQ, relative error < 2^-22) refined by one third-order Newton-Raphson
-// step, y (1 + h/2 + 3h^2/8) with h = 1 - x y^2 (the Taylor series of (1 - h)^(-1/2); error
-// ~ 5/16 h^3, below double round-off). Five FP64 instructions against the library rsqrt's
-// longer sequence with its special cases: the pair loop's FP64 count is what bounds its speed.
-// Valid where x is a normal single-precision number (1.2e-38 .. 3.4e38 in the run's units); the
-// backends check their bodies' range (kFastRsqrtRange).
-constexpr double kFastRsqrtRange = 1e18;  // |x| of every body and 1 / softening below this
+// The reciprocal square root of the pair loops. Host: 1 / sqrt. Device: the hardware's
+// double-precision estimate (PTX rsqrt.approx.ftz.f64, MUFU.RSQ64H: relative error ~1e-6, no
+// conversions) refined by one third-order Newton-Raphson step, y (1 + h/2 + 3h^2/8) with
+// h = 1 - x y^2 (the Taylor series of (1 - h)^(-1/2); error ~ 5/16 h^3, below double round-off).
+// Five FP64 instructions against the library rsqrt's longer sequence with its special cases: the
+// pair loop's FP64 count is what bounds its speed (bench/RESULTS.md, B8: a single-precision seed
+// with its two conversions ran 11% slower; one second-order step left errors of 1e-12).
+// Subnormal x (a pair closer than 1e-154 without softening) is flushed to zero: 1/r infinite.
 SWARMFIT_HD double pair_rsqrt(double x) {
 #if defined(__CUDA_ARCH__)
-  const double y = static_cast<double>(rsqrtf(static_cast<float>(x)));
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
   const double h = 1.0 - x * y * y;
   return y + y * h * (0.5 + 0.375 * h);
 #else
@@ -172,13 +173,14 @@ SWARMFIT_HD void predict_jerk(const BodyState& b, double h, double jp[3]) {
   for (int d = 0; d < 3; ++d) jp[d] = b.j[d] + h * b.s[d] + 0.5 * h * h * b.c[d];
 }
 
-inline double norm3(const double v[3]) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+SWARMFIT_HD double norm3(const double v[3]) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
 // Corrector: b (at t0) to t0 + h, given the forces a1, j1 (and s1 for order 6) at the predicted
 // positions. Returns the step the criterion asks for next (before block quantisation), and leaves
 // in b the derivatives at t0 + h (snap and crackle interpolated for order 4, crackle for order 6).
 template <int Order>
-double correct(BodyState& b, double h, const double a1[3], const double j1[3], const double s1[3], double eta) {
+SWARMFIT_HD double correct(BodyState& b, double h, const double a1[3], const double j1[3], const double s1[3],
+                           double eta) {
   double a2[3], a3[3], a4[3], a5[3];
   if constexpr (Order == 4) {
     // Time-symmetric Hermite (Kokubo et al. 1998 eq. 3-4): v first, x with the new v.
@@ -238,10 +240,24 @@ double correct(BodyState& b, double h, const double a1[3], const double j1[3], c
 // eta_s (A1 / A2), A1 = sqrt(|a||s| + |j|^2), A2 = sqrt(|j||c| + |s|^2) (Nitadori & Makino 2008),
 // for both orders. The usual eta_s |a| / |j| (Aarseth 2003 eq. 2.14) is zero for a body whose
 // forces cancel (the middle body of the figure-eight orbit).
-inline double initial_step(const BodyState& b, double eta_s) {
+SWARMFIT_HD double initial_step(const BodyState& b, double eta_s) {
   const double A1 = std::sqrt(norm3(b.a) * norm3(b.s) + norm3(b.j) * norm3(b.j));
   const double A2 = std::sqrt(norm3(b.j) * norm3(b.c) + norm3(b.s) * norm3(b.s));
   return A2 > 0 ? eta_s * A1 / A2 : HUGE_VAL;
+}
+
+// A body's next block step (a power of two) after a step `old_step` that ended at new_time, given
+// the step its criterion asks for: halved until it fits; doubled (once a step, up to max_step)
+// only where new_time is a multiple of the doubled step, which keeps the block structure
+// (Makino 1991; Aarseth 2003 sec. 2.5).
+SWARMFIT_HD double quantise_step(double requested, double old_step, double new_time, double max_step) {
+  double dt = old_step;
+  if (requested < dt) {
+    while (dt > requested) dt *= 0.5;
+  } else if (requested >= 2 * dt && 2 * dt <= max_step && std::fmod(new_time, 2 * dt) == 0.0) {
+    dt *= 2;
+  }
+  return dt;
 }
 
 }  // namespace swarmfit::nbody

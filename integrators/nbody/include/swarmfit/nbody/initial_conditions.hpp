@@ -29,8 +29,10 @@ Bodies kepler_pair(double e, double a = 1.0, double mu = 1e-3);
 // and equinox of J2000) and the IAU (1976) Sun/planet mass ratios (Earth: the Earth-Moon
 // system), in AU, solar masses and Julian years, G = kSolarSystemG; barycentric. With
 // `belt` test particles of a Kuiper belt: a uniform in [35, 50] AU, e and i (radians) drawn from
-// Rayleigh distributions of scale 0.05 and 0.035 (2 degrees), the angles uniform.
-Bodies solar_system(long belt = 0, std::uint64_t seed = 1);
+// Rayleigh distributions of scale 0.05 and 0.035 (2 degrees), the angles uniform. `giants_only`:
+// the Sun (with the terrestrial planets' masses added) and Jupiter to Neptune, the usual set-up of
+// long Kuiper-belt integrations (Levison & Duncan 1993), whose steps Mercury would set.
+Bodies solar_system(long belt = 0, std::uint64_t seed = 1, bool giants_only = false);
 // G in AU^3 / (solar mass yr^2): (Gaussian constant k x 365.25)^2.
 constexpr double kSolarSystemG = (0.01720209895 * 365.25) * (0.01720209895 * 365.25);
 struct PlanetTable {
@@ -58,6 +60,18 @@ class LongitudePeriods {
   std::vector<double> last_, turns_, st_, sl_, stt_, stl_;
   long samples_ = 0;
 };
+// Osculating elements about a centre (G (M + m) = mu), angles in radians: semi-major axis,
+// eccentricity, inclination, longitude of the ascending node, argument of pericentre, mean
+// anomaly (bound orbits, inclined: the node is taken from z x h). Murray & Dermott 1999 sec. 2.8.
+struct OrbitElements {
+  double a = 0, e = 0, i = 0, node = 0, omega = 0, M = 0;
+  double varpi() const { return node + omega; }       // longitude of pericentre
+  double lambda() const { return node + omega + M; }  // mean longitude
+};
+OrbitElements state_to_elements(const BodyState& body, const BodyState& centre, double mu);
+// The inverse: position and velocity relative to the centre from a, e, i, node, omega, M.
+void elements_to_state(double mu, double a, double e, double i, double node, double omega, double M, double x[3],
+                       double v[3]);
 // `count` test particles (mass 0) appended after the massive bodies of `b`.
 void append_test_particles(Bodies& b, long count);
 
