@@ -28,9 +28,7 @@ void check(cudaError_t e, const char* what) {
 constexpr int kThreads = 128;     // i bodies per block, j bodies per tile
 constexpr int kStateFields = 18;  // x v a j s c
 // Blocks a force launch aims at, the j range split into chunks of at least kMinChunk bodies to
-// get there: constants, so that the sums never depend on the GPU. (Measured at N = 2^20,
-// bench/RESULTS.md: 8192 blocks fill an H100 best from 8k active bodies up; the minimum chunk keeps
-// a step of 128 active bodies at 2048 splits, where more splits cost more than they gain.)
+// get there: constants, so that the sums never depend on the GPU (the choice: bench/RESULTS.md, B8).
 // SWARMFIT_NBODY_BLOCKS overrides the target for benchmarks (results change in the last bits).
 constexpr int kTargetBlocks = 8192;
 constexpr long kMinChunk = 4 * kThreads;
@@ -109,7 +107,7 @@ __global__ void predict_kernel(JView jv, double t, long first, long last, bool j
 // the warp): (x y) (z gm) (vx vy) (vz ax) (ay az); order 4 reads the first four. A full tile runs
 // a fixed trip count (unrolled without remainder tests). Order 8 (once, at the start) stages
 // x v a j gm one field at a time and calls pair_terms<8>. (Two bodies i a thread, sharing the j
-// loads, measured slower: 126 registers; bench/RESULTS.md.)
+// loads, was slower: bench/RESULTS.md.)
 template <int Order, bool Potential>
 __device__ void sum_tile(const double2* pairs, int count, const double (&xi)[12], int self_q, double eps2,
                          double (&sum)[kPairSums]) {

@@ -71,9 +71,8 @@ SWARMFIT_HD void pair_terms(double dx, double dy, double dz, double dvx, double 
 // double-precision estimate (PTX rsqrt.approx.ftz.f64, MUFU.RSQ64H: relative error ~1e-6, no
 // conversions) refined by one third-order Newton-Raphson step, y (1 + h/2 + 3h^2/8) with
 // h = 1 - x y^2 (the Taylor series of (1 - h)^(-1/2); error ~ 5/16 h^3, below double round-off).
-// Five FP64 instructions against the library rsqrt's longer sequence with its special cases: the
-// pair loop's FP64 count is what bounds its speed (bench/RESULTS.md, B8: a single-precision seed
-// with its two conversions ran 11% slower; one second-order step left errors of 1e-12).
+// Why: the pair loop's FP64 instruction count bounds its speed, and this is five against the
+// library rsqrt's longer sequence with its special cases.
 // Subnormal x (a pair closer than 1e-154 without softening) is flushed to zero: 1/r infinite.
 SWARMFIT_HD double pair_rsqrt(double x) {
 #if defined(__CUDA_ARCH__)
