@@ -17,7 +17,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include "config.hpp"
 #include "errors.hpp"
@@ -322,6 +324,7 @@ int nbody_command(int argc, char** argv) {
     return 0;
   }
   MpiWork mpi(nullptr, nullptr);
+  const auto program_start = std::chrono::steady_clock::now();
 
   // ---- read and check everything before any work
   LoadedKeys loaded = load_keys(args, overrides, keys);
@@ -485,6 +488,18 @@ int nbody_command(int argc, char** argv) {
 
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
+  // Where the wall time goes (the closing lines): set-up (reading, initial conditions), the start's
+  // force passes, the block steps, the energies, and what rank 0's output adds to the run (the
+  // writing itself runs beside the integration: below).
+  struct Phases {
+    double setup = 0, start = 0, steps = 0, energy = 0, output = 0;
+  } phases;
+  phases.setup = std::chrono::duration<double>(wall_start - program_start).count();
+  auto timed = [&](double& phase, auto&& work) {
+    const double begun = wall();
+    work();
+    phase += wall() - begun;
+  };
   // particle_mode = tape: the start (or the resumed state) of every body first, then the massive
   // bodies alone on one CPU thread, the particles through their recorded steps (particles.hpp).
   std::unique_ptr<BlockHermite> start;
@@ -497,7 +512,7 @@ int nbody_command(int argc, char** argv) {
       throw InputError(e.what());
     }
     start = std::make_unique<BlockHermite>(bodies, s, std::move(forces));
-    resume ? start->resume() : start->initialise();
+    timed(phases.start, [&] { resume ? start->resume() : start->initialise(); });
     particles = Particles::from(start->bodies());
     if (resume && !state.status.empty()) particles.status = state.status;
     forces = make_cpu_backend(1);
@@ -510,8 +525,7 @@ int nbody_command(int argc, char** argv) {
     e0 = state.e0;
     snapshot = state.snapshot;
   } else {
-    if (!tape) engine.initialise();
-    e0 = engine.energy().total();
+    if (!tape) timed(phases.start, [&] { engine.initialise(); });
   }
   start.reset();
   // Every body now (the massive ones and, with tape, the particles) and the particles' status.
@@ -543,25 +557,53 @@ int nbody_command(int argc, char** argv) {
       log += line + "\n";
     }
   }
-  auto record = [&](long k) {
-    const Energy e = engine.energy();  // every rank: the potential is a reduction
-    if (!writer) return e;
-    const Bodies everything = all_bodies();
-    const auto radii = lagrangian_radii(everything);
-    const NbodyCounters& c = engine.counters();
-    char row[512];
-    std::snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.6e,%.8f,%.8g,%.8g,%.8g,%ld,%.17g,%.3f\n", k,
-                  engine.time(), e.total(), e.kinetic, e.potential, e.total() / e0 - 1, e.virial_ratio(), radii[0],
-                  radii[1], radii[2], c.block_steps, c.body_steps, wall());
-    log += row;
-    write_snapshot(output + "/" + snapshot_name(k), everything, engine.time(), particles.status);
-    h5::AtomicFile file(log_path);
-    {
-      std::ofstream out(file.partial_path());
-      out << log;
+  // Rank 0 writes each record's files (snapshot, log, state) on a thread of its own while the
+  // integration goes on; the next record, a stop and the end wait for it. Only that thread uses
+  // HDF5 meanwhile. Why: the writing of millions of bodies is serial work that would otherwise hold
+  // up every rank at the next reduction.
+  std::exception_ptr write_error;
+  std::thread writing;
+  struct JoinOnExit {  // an error elsewhere still waits for the files being written
+    std::thread& thread;
+    ~JoinOnExit() {
+      if (thread.joinable()) thread.join();
     }
-    file.commit();
-    write_state(state_path, everything, engine.time(), e0, k, config_text, particles.status);
+  } join_on_exit{writing};
+  auto finish_writing = [&] {
+    if (writing.joinable()) timed(phases.output, [&] { writing.join(); });
+    if (write_error) std::rethrow_exception(std::exchange(write_error, nullptr));
+  };
+  auto record = [&](long k) {
+    Energy e;
+    timed(phases.energy, [&] { e = engine.energy(); });  // every rank: the potential is a reduction
+    if (k == 0) e0 = e.total();
+    if (!writer) return e;
+    finish_writing();
+    timed(phases.output, [&] {
+      auto everything = std::make_shared<const Bodies>(all_bodies());
+      const auto radii = lagrangian_radii(*everything);
+      const NbodyCounters& c = engine.counters();
+      char row[512];
+      std::snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.6e,%.8f,%.8g,%.8g,%.8g,%ld,%.17g,%.3f\n", k,
+                    engine.time(), e.total(), e.kinetic, e.potential, e.total() / e0 - 1, e.virial_ratio(), radii[0],
+                    radii[1], radii[2], c.block_steps, c.body_steps, wall());
+      log += row;
+      writing = std::thread([&write_error, &output, &log_path, &state_path, &config_text, everything, k, e0,
+                             time = engine.time(), status = particles.status, text = log] {
+        try {
+          write_snapshot(output + "/" + snapshot_name(k), *everything, time, status);
+          h5::AtomicFile file(log_path);
+          {
+            std::ofstream out(file.partial_path());
+            out << text;
+          }
+          file.commit();
+          write_state(state_path, *everything, time, e0, k, config_text, status);
+        } catch (...) {
+          write_error = std::current_exception();
+        }
+      });
+    });
     return e;
   };
   if (!resume) record(0);
@@ -584,7 +626,7 @@ int nbody_command(int argc, char** argv) {
     if (tape) {
       // The massive bodies and the particles advance a snapshot interval together; a signal
       // stops the run between intervals (the state is whole only there).
-      advance_with_tape(engine, particles, *particle_backend, next, interval, rules);
+      timed(phases.steps, [&] { advance_with_tape(engine, particles, *particle_backend, next, interval, rules); });
       progress();
       if (stop_signal() != 0) {
         ++snapshot;
@@ -596,6 +638,7 @@ int nbody_command(int argc, char** argv) {
       last = record(snapshot);
       continue;
     }
+    const double steps_begun = wall();
     try {
       engine.run_until(next, [&] {
         // A signal stops every rank after the same block step; the state then holds bodies at
@@ -605,12 +648,17 @@ int nbody_command(int argc, char** argv) {
       });
     } catch (const Stop&) {
       stopped = true;
-      if (writer) write_state(state_path, engine.bodies(), engine.time(), e0, snapshot, config_text, {});
+      if (writer) {
+        finish_writing();
+        write_state(state_path, engine.bodies(), engine.time(), e0, snapshot, config_text, {});
+      }
       break;
     }
+    phases.steps += wall() - steps_begun;
     ++snapshot;
     last = record(snapshot);
   }
+  if (writer) finish_writing();
   if (writer && stopped) {
     std::fprintf(stderr, "\nswarmfit nbody: stopped by signal %d at t = %.17g; continue with --resume\n", stop_signal(),
                  engine.time());
@@ -626,6 +674,10 @@ int nbody_command(int argc, char** argv) {
         mpi.active() ? (", " + std::to_string(mpi.size()) + " ranks").c_str() : "", engine.time(), c.block_steps,
         c.body_steps, c.interactions, wall(), c.interactions / std::max(wall(), 1e-9), last.total() / e0 - 1,
         last.virial_ratio(), output.c_str());
+    std::printf(
+        "swarmfit nbody: time: set-up %.2f s, start %.2f s, block steps %.2f s (forces %.2f s, of which the ranks' "
+        "reduction %.2f s), energies %.2f s, output %.2f s\n",
+        phases.setup, phases.start, phases.steps, c.force_seconds, c.reduce_seconds, phases.energy, phases.output);
   }
   if (stopped) return 128 + stop_signal();
   return 0;

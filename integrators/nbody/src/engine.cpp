@@ -1,5 +1,7 @@
 #include "swarmfit/nbody/engine.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,22 +17,15 @@ void Bodies::resize(long n) {
   id.resize(n);
 }
 
-void ForceResult::resize(int n, int order) {
-  acc.assign(3 * static_cast<std::size_t>(n), 0.0);
-  jerk.assign(3 * static_cast<std::size_t>(n), 0.0);
-  snap.assign(order >= 6 ? 3 * static_cast<std::size_t>(n) : 0, 0.0);
-  crackle.assign(order == 8 ? 3 * static_cast<std::size_t>(n) : 0, 0.0);
-  pot.assign(n, 0.0);
+void ForceResult::resize(int n, int order_) {
+  order = order_;
+  width = packed_width(order);
+  packed.assign(static_cast<std::size_t>(n) * width, 0.0);
 }
 
-void ForceResult::add_packed(int k, int order, const double* p) {
-  for (int d = 0; d < 3; ++d) {
-    acc[3 * k + d] += p[d];
-    jerk[3 * k + d] += p[3 + d];
-    if (order >= 6) snap[3 * k + d] += p[6 + d];
-    if (order == 8) crackle[3 * k + d] += p[10 + d];
-  }
-  pot[k] += p[order == 4 ? 6 : 9];
+int host_threads(long count, double ns_per_item) {
+  const double threads = static_cast<double>(count) * ns_per_item / 50e3;
+  return static_cast<int>(std::clamp(threads, 1.0, static_cast<double>(omp_get_max_threads())));
 }
 
 namespace {
@@ -81,7 +76,8 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
   batch_.a.resize(3 * static_cast<std::size_t>(n));
   batch_.j.resize(order == 8 ? 3 * static_cast<std::size_t>(n) : 0);
   // Per body, independent: threads for large active sets (the results do not depend on them).
-#pragma omp parallel for schedule(static) if (n > 1024)
+  const int predict_threads = host_threads(n, 50);
+#pragma omp parallel for schedule(static) num_threads(predict_threads) if (predict_threads > 1)
   for (int k = 0; k < n; ++k) {
     const int i = active[k];
     const double h = t - bodies_.time[i];
@@ -92,20 +88,9 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
   const auto start = std::chrono::steady_clock::now();
   backend_->forces(t, order, settings_.softening * settings_.softening, slice_, batch_, out);
   if (reduce_) {
-    // One buffer, one reduction: acc, jerk, (snap,) pot.
-    std::vector<double> all;
-    all.reserve(out.acc.size() * 3 + out.pot.size());
-    all.insert(all.end(), out.acc.begin(), out.acc.end());
-    all.insert(all.end(), out.jerk.begin(), out.jerk.end());
-    all.insert(all.end(), out.snap.begin(), out.snap.end());
-    all.insert(all.end(), out.crackle.begin(), out.crackle.end());
-    all.insert(all.end(), out.pot.begin(), out.pot.end());
-    reduce_(all.data(), all.size());
-    auto at = all.begin();
-    for (auto* v : {&out.acc, &out.jerk, &out.snap, &out.crackle, &out.pot}) {
-      std::copy(at, at + v->size(), v->begin());
-      at += v->size();
-    }
+    const auto reduce_start = std::chrono::steady_clock::now();
+    reduce_(out.packed.data(), out.packed.size());
+    counters_.reduce_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
   }
   counters_.interactions += static_cast<double>(n) * static_cast<double>(bodies_.num_massive);
   counters_.force_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -119,7 +104,7 @@ int step_exponent(double step) {
 }
 }  // namespace
 
-void BlockHermite::rebuild_levels() {
+void BlockHermite::rebuild_levels() {  // in index order: every level sorted
   levels_.clear();
   for (long i = 0; i < bodies_.size(); ++i) levels_[step_exponent(bodies_.step[i])].push_back(static_cast<int>(i));
 }
@@ -143,11 +128,11 @@ void BlockHermite::initialise() {
     for (long i = 0; i < n; ++i) {
       BodyState& b = bodies_.state[i];
       for (int d = 0; d < 3; ++d) {
-        b.a[d] = result_.acc[3 * i + d];
-        b.j[d] = result_.jerk[3 * i + d];
+        b.a[d] = result_.acc(static_cast<int>(i))[d];
+        b.j[d] = result_.jerk(static_cast<int>(i))[d];
         if (pass == 1) {
-          b.s[d] = result_.snap[3 * i + d];
-          b.c[d] = result_.crackle[3 * i + d];
+          b.s[d] = result_.snap(static_cast<int>(i))[d];
+          b.c[d] = result_.crackle(static_cast<int>(i))[d];
         }
       }
     }
@@ -200,24 +185,27 @@ void BlockHermite::step_order() {
   double t_next = HUGE_VAL;
   for (const auto& [exponent, members] : levels_)
     if (!members.empty()) t_next = std::min(t_next, bodies_.time[members[0]] + bodies_.step[members[0]]);
+  // The active bodies in index order (the sums do not depend on the levels): every level is kept
+  // sorted, so the active ones are merged, not sorted (a sort of millions of indices a block step
+  // is serial work that every rank repeats).
   active_.clear();
   for (auto& [exponent, members] : levels_)
     if (!members.empty() && bodies_.time[members[0]] + bodies_.step[members[0]] == t_next) {
-      active_.insert(active_.end(), members.begin(), members.end());
+      const auto middle = active_.insert(active_.end(), members.begin(), members.end());
+      std::inplace_merge(active_.begin(), middle, active_.end());
       members.clear();
     }
-  std::sort(active_.begin(), active_.end());  // index order: the sums do not depend on the levels
   forces(t_next, active_, Order, result_);
   // The correctors, per body and independent: threads for large active sets; then, in order, the
   // new steps (a refusal names the first body in index order, whatever the threads).
   const int na = static_cast<int>(active_.size());
   wanted_.resize(na);
-#pragma omp parallel for schedule(static) if (na > 1024)
+  const int correct_threads = host_threads(na, 200);
+#pragma omp parallel for schedule(static) num_threads(correct_threads) if (correct_threads > 1)
   for (int k = 0; k < na; ++k) {
     const int i = active_[k];
-    const double* s1 = Order == 6 ? &result_.snap[3 * k] : nullptr;
-    wanted_[k] =
-        correct<Order>(bodies_.state[i], bodies_.step[i], &result_.acc[3 * k], &result_.jerk[3 * k], s1, settings_.eta);
+    const double* s1 = Order == 6 ? result_.snap(k) : nullptr;
+    wanted_[k] = correct<Order>(bodies_.state[i], bodies_.step[i], result_.acc(k), result_.jerk(k), s1, settings_.eta);
     bodies_.time[i] = t_next;
   }
   double shared = settings_.max_step;
@@ -239,7 +227,16 @@ void BlockHermite::step_order() {
     for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
     rebuild_levels();
   } else {
-    for (int i : active_) levels_[step_exponent(bodies_.step[i])].push_back(i);
+    // Back into their levels, each kept sorted: the active bodies come in index order, and a level
+    // that already holds bodies (of another block time) takes them by a merge.
+    std::map<int, std::vector<int>> back;
+    for (int i : active_) back[step_exponent(bodies_.step[i])].push_back(i);
+    for (auto& [exponent, members] : back) {
+      std::vector<int>& level = levels_[exponent];
+      const auto before = static_cast<std::ptrdiff_t>(level.size());
+      level.insert(level.end(), members.begin(), members.end());
+      std::inplace_merge(level.begin(), level.begin() + before, level.end());
+    }
   }
   // The backend's copy of the massive active bodies.
   const auto massive_end = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(bodies_.num_massive));
@@ -277,7 +274,7 @@ Energy BlockHermite::energy() {
   const NbodyCounters kept = counters_;
   forces(time_, massive, 4, r, true);
   counters_ = kept;  // diagnostics are not integration work
-  for (long i = 0; i < bodies_.num_massive; ++i) e.potential -= 0.5 * bodies_.mass[i] * r.pot[i];
+  for (long i = 0; i < bodies_.num_massive; ++i) e.potential -= 0.5 * bodies_.mass[i] * r.pot(static_cast<int>(i));
   return e;
 }
 

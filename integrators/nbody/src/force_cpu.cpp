@@ -64,9 +64,15 @@ class CpuBackend final : public ForceBackend {
       else
         sum_pairs<4>(batch, k, j0, j1, eps2, p);
     }
-    for (int k = 0; k < ni; ++k)
-      for (long c = 0; c < chunks; ++c)
-        out.add_packed(k, order, &partial_[(static_cast<std::size_t>(k) * chunks + c) * width]);
+    // Each body's chunks added in order (into its zeroed row).
+#pragma omp parallel for schedule(static) num_threads(threads_) if (ni > 1024)
+    for (int k = 0; k < ni; ++k) {
+      double* row = out.row(k);
+      for (long c = 0; c < chunks; ++c) {
+        const double* p = &partial_[(static_cast<std::size_t>(k) * chunks + c) * width];
+        for (int w = 0; w < width; ++w) row[w] += p[w];
+      }
+    }
   }
 
  private:
@@ -108,8 +114,7 @@ class CpuBackend final : public ForceBackend {
     }
   }
 
-  // The pair sums of active body k over j in [j0, j1) into out (packed as ForceResult::add_packed
-  // reads them).
+  // The pair sums of active body k over j in [j0, j1) into out (a packed row of ForceResult).
   template <int Order>
   void sum_pairs(const IBatch& batch, int k, long j0, long j1, double eps2, double* out) const {
     if constexpr (Order == 8) {

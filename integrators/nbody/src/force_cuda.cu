@@ -129,8 +129,10 @@ __device__ void sum_tile(const double2* pairs, int count, const double (&xi)[12]
   }
 }
 
+// Order 4 held to 64 registers, eight blocks an SM (it fits them without spilling; the other
+// kernels measured no faster so bounded).
 template <int Order, bool Potential>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, Order == 4 && !Potential ? 8 : 1)
     force_kernel(JView jv, int first, int chunk, int last, double eps2, const double* ibody, const int* index, int ni,
                  double* partial) {
   constexpr int kPairs = Order == 6 ? 5 : 4;
@@ -235,6 +237,9 @@ class CudaBackend final : public ForceBackend {
     const std::size_t values = static_cast<std::size_t>(count) * (kStateFields + 1);
     staging_.reserve(values + (count + 1) / 2);
     double* packed = staging_.ptr;
+    // Host loops over many bodies run on the rank's threads: every rank repeats them.
+    const int pack_threads = host_threads(count, 20);
+#pragma omp parallel for schedule(static) num_threads(pack_threads) if (pack_threads > 1)
     for (int k = 0; k < count; ++k) {
       const BodyState& b = state[index[k]];
       double* p = packed + static_cast<std::size_t>(k) * (kStateFields + 1);
@@ -271,6 +276,8 @@ class CudaBackend final : public ForceBackend {
     // One upload: the i bodies (12 fields each) then their indices.
     staging_.reserve(static_cast<std::size_t>(ni) * 12 + (ni + 1) / 2);
     double* ib = staging_.ptr;
+    const int pack_threads = host_threads(ni, 10);
+#pragma omp parallel for schedule(static) num_threads(pack_threads) if (pack_threads > 1)
     for (int k = 0; k < ni; ++k)
       for (int d = 0; d < 3; ++d) {
         ib[k * 12 + d] = batch.x[3 * k + d];
@@ -311,7 +318,11 @@ class CudaBackend final : public ForceBackend {
     download_.reserve(static_cast<std::size_t>(elements));
     check(cudaMemcpyAsync(download_.ptr, result_.ptr, elements * sizeof(double), cudaMemcpyDeviceToHost), "result");
     check(cudaStreamSynchronize(0), "result");
-    for (int k = 0; k < ni; ++k) out.add_packed(k, order, download_.ptr + static_cast<std::size_t>(k) * w);
+    double* sums = out.packed.data();
+    const double* got = download_.ptr;
+    const int add_threads = host_threads(elements, 1);
+#pragma omp parallel for schedule(static) num_threads(add_threads) if (add_threads > 1)
+    for (long e = 0; e < elements; ++e) sums[e] += got[e];
   }
 
  private:

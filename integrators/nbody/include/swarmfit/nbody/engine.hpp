@@ -53,10 +53,11 @@ struct Energy {
 
 struct NbodyCounters {
   long block_steps = 0;
-  double body_steps = 0;     // sum of the active bodies over block steps
-  double interactions = 0;   // pairs computed (active x massive)
-  double force_seconds = 0;  // wall time in the force backend (and the ranks' reduction)
-  double step_seconds = 0;   // wall time of the block steps, forces included
+  double body_steps = 0;      // sum of the active bodies over block steps
+  double interactions = 0;    // pairs computed (active x massive)
+  double force_seconds = 0;   // wall time in the force backend and the ranks' reduction
+  double reduce_seconds = 0;  // of which the reduction (MPI)
+  double step_seconds = 0;    // wall time of the block steps, forces included
 };
 
 // Adds the partial force sums of the ranks, in place, identically on every rank (MPI_Allreduce).

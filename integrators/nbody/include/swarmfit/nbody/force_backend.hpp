@@ -29,18 +29,29 @@ struct IBatch {
   int size() const { return static_cast<int>(index.size()); }
 };
 
-// Per active body: sums over the slice of G m_j times the pair terms (hermite.hpp).
-struct ForceResult {
-  std::vector<double> acc, jerk, snap, crackle;  // [i][3]; snap for orders 6 and 8, crackle for 8
-  std::vector<double> pot;                       // sum of G m_j / r_ij
-  void resize(int n, int order);
-  // Adds body k's sums packed as the backends pack them: acc 0-2, jerk 3-5, then for order 4
-  // the potential at 6; for orders 6 and 8 the snap at 6-8, the potential at 9 and (8) the
-  // crackle at 10-12.
-  void add_packed(int k, int order, const double* p);
-};
-// The packed width of one body's sums (add_packed).
+// Per active body: sums over the slice of G m_j times the pair terms (hermite.hpp), packed as
+// the backends produce them (a row of packed_width(order) values per body: acc 0-2, jerk 3-5,
+// then for order 4 the potential at 6; for orders 6 and 8 the snap at 6-8, the potential at 9
+// and (8) the crackle at 10-12), so that the ranks' partial sums are added in place by one
+// reduction with no copy.
 constexpr int packed_width(int order) { return order == 8 ? 13 : order == 6 ? 10 : 7; }
+struct ForceResult {
+  int order = 4, width = 7;
+  std::vector<double> packed;     // [i][width]
+  void resize(int n, int order);  // n zeroed rows
+  double* row(int k) { return &packed[static_cast<std::size_t>(k) * width]; }
+  const double* acc(int k) const { return &packed[static_cast<std::size_t>(k) * width]; }
+  const double* jerk(int k) const { return acc(k) + 3; }
+  const double* snap(int k) const { return acc(k) + 6; }          // orders 6 and 8
+  const double* crackle(int k) const { return acc(k) + 10; }      // order 8
+  double pot(int k) const { return acc(k)[order == 4 ? 6 : 9]; }  // sum of G m_j / r_ij
+};
+
+// Threads for a host loop over `count` items of about `ns_per_item` nanoseconds each: enough to
+// give each thread some 50 microseconds of work, at most the OpenMP threads. Why: waking all of a
+// host's threads for a block step of a few thousand bodies costs more than the loop saves, and
+// every rank repeats these loops (bench/RESULTS.md, B8).
+int host_threads(long count, double ns_per_item);
 
 class ForceBackend {
  public:

@@ -99,7 +99,11 @@ template <int Order, bool Potential>
 SWARMFIT_HD void accumulate_pair(double dx, double dy, double dz, double dvx, double dvy, double dvz, double dax,
                                  double day, double daz, double gm, double eps2, bool self, double s[kPairSums]) {
   const double r2 = eps2 + dx * dx + dy * dy + dz * dz;
-  const double rinv = self ? 0.0 : pair_rsqrt(r2);
+  // The pair with itself is zeroed by a select after the square root, not a branch around it (a
+  // branch in the unrolled loop costs the GPU issue slots every pair); where its r2 is 0 the
+  // estimate is inf or NaN, and the select drops it.
+  const double y = pair_rsqrt(r2);
+  const double rinv = self ? 0.0 : y;
   const double rinv2 = rinv * rinv;
   const double mr = gm * rinv;
   const double mr3 = mr * rinv2;
@@ -136,7 +140,7 @@ SWARMFIT_HD void accumulate_pair(double dx, double dy, double dz, double dvx, do
   }
 }
 
-// The sums of accumulate_pair as the backends pass them on (ForceResult::add_packed): acc 0-2,
+// The sums of accumulate_pair as the backends pass them on (a ForceResult row): acc 0-2,
 // jerk 3-5, then order 4: pot 6; order 6: snap 6-8, pot 9.
 template <int Order>
 SWARMFIT_HD void finish_pair_sums(const double s[kPairSums], double* out) {
