@@ -1,37 +1,13 @@
 #include "swarmfit/nbody/initial_conditions.hpp"
 
 #include <cmath>
-#include <random>
 #include <stdexcept>
+
+#include "swarmfit/nbody/sampling.hpp"
 
 namespace swarmfit::nbody {
 
 namespace {
-
-// Uniform in (0, 1) from the 53 high bits of a 64-bit Mersenne twister: mt19937_64 is fully
-// specified by the standard, the distributions are not (the same seed, the same bodies anywhere).
-class Uniform {
- public:
-  explicit Uniform(std::uint64_t seed) : engine_(seed) {}
-  double operator()() {
-    double u;
-    do u = static_cast<double>(engine_() >> 11) * 0x1p-53;
-    while (u == 0.0);
-    return u;
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
-
-void isotropic(Uniform& u, double r, double out[3]) {
-  const double z = (2.0 * u() - 1.0) * r;
-  const double phi = 2.0 * M_PI * u();
-  const double rho = std::sqrt(std::max(0.0, r * r - z * z));
-  out[0] = rho * std::cos(phi);
-  out[1] = rho * std::sin(phi);
-  out[2] = z;
-}
 
 void start_at_rest(Bodies& b, long n) {
   b.resize(n);
@@ -68,22 +44,9 @@ Bodies plummer_sphere(long n, std::uint64_t seed, double max_radius) {
   Bodies b;
   start_at_rest(b, n);
   Uniform u(seed);
-  const double scale = 3.0 * M_PI / 16.0;  // Plummer radius in Henon units
   for (long i = 0; i < n; ++i) {
     b.mass[i] = 1.0 / n;
-    double r;
-    do r = 1.0 / std::sqrt(std::pow(u(), -2.0 / 3.0) - 1.0);  // M(r) = r^3 (1 + r^2)^(-3/2)
-    while (max_radius > 0 && r * scale > max_radius);
-    isotropic(u, r * scale, b.state[i].x);
-    // Speed in units of the escape speed sqrt(2) (1 + r^2)^(-1/4): q from g(q) = q^2 (1 - q^2)^3.5,
-    // whose maximum is below 0.1 (Aarseth, Henon & Wielen 1974).
-    double q, g;
-    do {
-      q = u();
-      g = 0.1 * u();
-    } while (g > q * q * std::pow(1.0 - q * q, 3.5));
-    const double speed = q * std::sqrt(2.0) * std::pow(1.0 + r * r, -0.25) / std::sqrt(scale);
-    isotropic(u, speed, b.state[i].v);
+    plummer_body(u, max_radius, b.state[i].x, b.state[i].v);
   }
   to_centre_of_mass(b);
   return b;
