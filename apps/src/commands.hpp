@@ -14,5 +14,6 @@ int stability_command(int argc, char** argv);
 int map_command(int argc, char** argv);
 int catalog_command(int argc, char** argv);
 int nbody_command(int argc, char** argv);
+int pm_command(int argc, char** argv);
 
 }  // namespace swarmfit::app

@@ -32,6 +32,8 @@ void usage(std::ostream& out) {
          "                 fit every target of a catalog into its own run file; one summary of them all\n"
          "  nbody --config FILE [--resume] [key=value ...]\n"
          "                 one large N-body system (block-step Hermite 4/6, CPU or GPU, MPI): snapshots and a log\n"
+         "  pm --config FILE [--resume] [key=value ...]\n"
+         "                 particle-mesh gravity (FFT or multigrid Poisson, leapfrog): snapshots, density, a log\n"
          "  bench [options]  run the benchmarks B1-B5 of design/BENCHMARKS.md (swarmfit bench --help)\n"
          "  --version        print the version\n";
 }
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     if (command == "map") return swarmfit::app::map_command(argc - 1, argv + 1);
     if (command == "catalog") return swarmfit::app::catalog_command(argc - 1, argv + 1);
     if (command == "nbody") return swarmfit::app::nbody_command(argc - 1, argv + 1);
+    if (command == "pm") return swarmfit::app::pm_command(argc - 1, argv + 1);
     if (command == "--version") {
       std::cout << "swarmfit " << SWARMFIT_VERSION << "\n";
       return 0;

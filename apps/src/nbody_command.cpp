@@ -25,6 +25,7 @@
 #include "errors.hpp"
 #include "integrate_settings.hpp"
 #include "mpi_work.hpp"
+#include "run_folder.hpp"
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/nbody/engine.hpp"
 #include "swarmfit/nbody/initial_conditions.hpp"
@@ -94,36 +95,8 @@ bool power_of_two(double x) {
 bool multiple_of(double t, double step) { return std::fmod(t, step) == 0.0; }
 
 Bodies read_ic_file(const std::string& path) {
-  std::ifstream in;
-  open_text_file(in, path, "an initial-conditions file");
   std::vector<std::array<double, 7>> massive, massless;
-  std::string line;
-  long number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    refuse_nul_bytes(line, path, static_cast<int>(number));
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream fields(line);
-    std::array<double, 7> row;
-    std::string token;
-    int k = 0;
-    bool numeric = true;
-    while (fields >> token) {
-      if (k >= 7) throw InputError(path + ":" + std::to_string(number) + ": more than 7 fields (mass x y z vx vy vz)");
-      char* end = nullptr;
-      row[k++] = std::strtod(token.c_str(), &end);
-      if (*end != '\0') numeric = false;
-    }
-    if (!numeric && massive.empty() && massless.empty() && number == 1) continue;  // a header line
-    if (!numeric) throw InputError(path + ":" + std::to_string(number) + ": not a number");
-    if (k != 7) throw InputError(path + ":" + std::to_string(number) + ": 7 fields expected (mass x y z vx vy vz)");
-    for (double v : row)
-      if (!std::isfinite(v)) throw InputError(path + ":" + std::to_string(number) + ": a value is not finite");
-    if (row[0] < 0) throw InputError(path + ":" + std::to_string(number) + ": negative mass");
-    (row[0] > 0 ? massive : massless).push_back(row);
-  }
+  for (const auto& row : read_particle_csv(path, true)) (row[0] > 0 ? massive : massless).push_back(row);
   if (massive.empty()) throw InputError(path + ": no body with mass");
   Bodies b;
   const long n = static_cast<long>(massive.size() + massless.size());
@@ -250,10 +223,7 @@ struct Resumed {
 Resumed read_state(const std::string& path) {
   Resumed r;
   try {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (id < 0) throw std::runtime_error("cannot open as HDF5");
-    h5::Handle f(id);
+    h5::Handle f = open_state_file(path);
     r.time = h5::read_double_attribute(f, "time");
     r.e0 = h5::read_double_attribute(f, "initial_energy");
     r.snapshot = h5::read_long_attribute(f, "snapshot");
@@ -298,31 +268,17 @@ Resumed read_state(const std::string& path) {
   return r;
 }
 
-std::string snapshot_name(long k) {
-  char name[48];
-  std::snprintf(name, sizeof name, "snapshot_%06ld.h5", k);
-  return name;
-}
-
 }  // namespace
 
 int nbody_command(int argc, char** argv) {
-  po::options_description flags("swarmfit nbody options");
-  flags.add_options()("help,h", "list every key and its meaning")("config,c", po::value<std::string>(),
-                                                                  "configuration file")(
-      "resume", "continue the run in the output folder from its last snapshot")("quiet,q", "no progress line");
   po::variables_map args;
   std::vector<std::string> overrides;
   const po::options_description keys = nbody_keys();
-  parse_command_line(argc, argv, flags, &overrides, args);
-  if (args.count("help")) {
-    std::cout << "usage: swarmfit nbody --config FILE [--resume] [key=value ...]\n"
-                 "  One large N-body system: block-time-step Hermite of order 4 or 6, forces on CPU threads or\n"
-                 "  the GPU; under mpirun each rank sums its slice of the bodies.\n\n"
-              << flags << "\n"
-              << key_help("Keys", keys);
+  if (!parse_run_flags(argc, argv, "nbody",
+                       "  One large N-body system: block-time-step Hermite of order 4 or 6, forces on CPU threads or\n"
+                       "  the GPU; under mpirun each rank sums its slice of the bodies.",
+                       keys, args, overrides))
     return 0;
-  }
   MpiWork mpi(nullptr, nullptr);
   const auto program_start = std::chrono::steady_clock::now();
 
@@ -354,22 +310,11 @@ int nbody_command(int argc, char** argv) {
   const int threads = vm["threads"].as<int>();
   if (threads < 0 || threads > 4096) bad_value(o, "threads", "must be between 0 and 4096");
   const std::string output = vm["output"].as<std::string>();
-  if (output.empty()) bad_value(o, "output", "must name a folder");
   const bool resume = args.count("resume") > 0;
   const bool overwrite = vm["overwrite"].as<bool>();
   namespace fs = std::filesystem;
   const std::string state_path = output + "/state.h5";
-  if (resume) {
-    if (!fs::exists(state_path)) throw InputError(output + ": no state.h5 to resume from (run without --resume)");
-  } else if (fs::exists(output)) {
-    if (!fs::is_directory(output)) bad_value(o, "output", "'" + output + "' is a file, not a folder");
-    if (!overwrite && !fs::is_empty(output))
-      bad_value(o, "output", "'" + output + "' exists (overwrite=true replaces it, --resume continues it)");
-  } else {
-    const fs::path parent = fs::path(output).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent))
-      bad_value(o, "output", "the folder '" + parent.string() + "' does not exist");
-  }
+  check_output_folder(o, output, state_path, resume, overwrite);
 
   // The Solar System's units set G, for a new run and a resumed one alike.
   if (vm["ic"].as<std::string>() == "solar_system") {
@@ -545,18 +490,10 @@ int nbody_command(int argc, char** argv) {
   };
   const std::string log_path = output + "/log.csv";
   // The log: kept rows up to the resumed snapshot, rewritten whole with each snapshot (small).
-  std::string log =
+  const std::string header =
       "snapshot,time,energy,kinetic,potential,energy_error,virial_ratio,r10,r50,r90,block_steps,"
       "body_steps,wall_seconds\n";
-  if (resume && writer) {
-    std::ifstream in(log_path);
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      if (std::stol(line.substr(0, line.find(','))) > snapshot) break;
-      log += line + "\n";
-    }
-  }
+  std::string log = resume && writer ? log_kept_to(log_path, header, snapshot) : header;
   // Rank 0 writes each record's files (snapshot, log, state) on a thread of its own while the
   // integration goes on; the next record, a stop and the end wait for it. Only that thread uses
   // HDF5 meanwhile. Why: the writing of millions of bodies is serial work that would otherwise hold

@@ -1442,3 +1442,88 @@ TEST_F(NbodyCli, FromAFileWithTestParticles) {
 }
 
 }  // namespace
+
+// ---- swarmfit pm (issue 35): the particle-mesh engine's command
+namespace {
+
+class PmCli : public Cli {
+ protected:
+  std::string out(const std::string& folder) { return " output=" + (dir_ / folder).string(); }
+  std::vector<double> positions(const std::string& file) {
+    swarmfit::h5::Handle f(H5Fopen((dir_ / file).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), file);
+    std::vector<double> v = swarmfit::h5::read_doubles(f, "position");
+    const std::vector<double> w = swarmfit::h5::read_doubles(f, "velocity");
+    v.insert(v.end(), w.begin(), w.end());
+    return v;
+  }
+};
+
+// Snapshots, log and state; an FP32 run stopped half-way and resumed ends bitwise where a straight
+// one does (its particles are kept exactly, as doubles); momentum stays at round-off.
+TEST_F(PmCli, WritesSnapshotsALogAndResumesBitwise) {
+  const std::string keys = "pm n=3000 mesh=32 box=12 dt=0.05 snapshot_interval=0.25 precision=single -q";
+  const Result r = run(keys + " t_end=1" + out("a"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("swarmfit pm: 3000 particles, 32^3 mesh (isolated, fft, tsc), single"), std::string::npos)
+      << r.out;
+  for (const char* f : {"snapshot_000000.h5", "snapshot_000004.h5", "log.csv", "state.h5"})
+    EXPECT_TRUE(fs::exists(dir_ / "a" / f)) << f;
+  std::ifstream log(dir_ / "a" / "log.csv");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line.rfind("snapshot,time,steps,kinetic,potential,energy,energy_error,px,py,pz,", 0), 0u) << line;
+  int rows = 0;
+  while (std::getline(log, line)) {
+    ++rows;
+    std::stringstream fields(line);
+    std::vector<std::string> v;
+    for (std::string field; std::getline(fields, field, ',');) v.push_back(field);
+    ASSERT_GE(v.size(), 10u);
+    for (int c = 7; c < 10; ++c) EXPECT_LT(std::fabs(std::stod(v[c])), 1e-6) << line;  // momentum (FP32)
+  }
+  EXPECT_EQ(rows, 5);
+  ASSERT_EQ(run(keys + " t_end=0.5" + out("b")).exit_code, 0);
+  const Result rest = run(keys + " t_end=1 --resume" + out("b"));
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  EXPECT_EQ(positions("a/snapshot_000004.h5"), positions("b/snapshot_000004.h5"));
+}
+
+TEST_F(PmCli, BadInputIsOneLineAndNothingWritten) {
+  expect_refused(run("pm mesh=30" + out("x")), "'mesh'");
+  expect_refused(run("pm solver=multigrid" + out("x")), "'solver'");
+  expect_refused(run("pm t_end=1 dt=0.03" + out("x")), "'t_end'");
+  expect_refused(run("pm assignment=pcs" + out("x")), "'assignment'");
+  expect_refused(run("pm precision=half" + out("x")), "'precision'");
+  expect_refused(run("pm --resume" + out("x")), "state.h5");
+  const std::string csv = write("ic.csv", "1,0,0,0,0,0,0\n1,1,0,0,0\n");
+  expect_refused(run("pm ic=file ic_file=" + csv + out("x")), "ic.csv:2");
+}
+
+// The collision of two Plummer spheres, periodic multigrid on the way; `swarmfit plot` draws the
+// energy, the momentum and a frame of the surface density a snapshot.
+TEST_F(PmCli, PlotDrawsFramesOfACollision) {
+  ASSERT_EQ(
+      run("pm ic=collision n=4000 separation=6 mesh=32 box=16 dt=0.1 t_end=0.4 snapshot_interval=0.2 -q" + out("c"))
+          .exit_code,
+      0);
+  const Result r = run("plot " + (dir_ / "c").string() + " --output " + (dir_ / "p").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"energy.png", "frames/frame_000000.png", "frames/frame_000002.png"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "p" / f)) << f;
+    EXPECT_GT(fs::file_size(dir_ / "p" / f), 5000u) << f;
+  }
+  const std::string examples = std::string(SWARMFIT_SOURCE_DIR) + "/examples/pm/";
+  for (const char* example : {"plummer.cfg", "collision.cfg"}) {
+    const Result e = run("pm --config " + examples + example + " n=2000 mesh=16 t_end=0.2 snapshot_interval=0.2 -q" +
+                         out(std::string("e_") + example));
+    EXPECT_EQ(e.exit_code, 0) << example << ": " << e.err;
+  }
+  const Result mg =
+      run("pm n=2000 mesh=16 box=4 boundary=periodic solver=multigrid dt=0.05 t_end=0.1 "
+          "snapshot_interval=0.1 -q" +
+          out("m"));
+  ASSERT_EQ(mg.exit_code, 0) << mg.err;
+  EXPECT_NE(mg.out.find("periodic, multigrid"), std::string::npos) << mg.out;
+}
+
+}  // namespace

@@ -43,7 +43,7 @@ DEMO = REPOSITORY / "examples" / "demo"
 ENSEMBLE = REPOSITORY / "examples" / "demo.cfg"
 
 COMMANDS = ["integrate", "predict", "data", "fit", "summary", "plot", "simulate", "stability", "map",
-            "catalog", "bench", "nbody"]
+            "catalog", "bench", "nbody", "pm"]
 
 CASES = []
 
@@ -815,6 +815,44 @@ for tag, text, err in [("log-empty", "", "nout"), ("log-no-columns", "snapshot,t
     refuse(f"plot-nbody-{tag}", NB_PLOT, err, edits=[("mkdir", "nout"), ("write", "nout/log.csv", text)])
 case("nbody-valid-ic-file-with-header-and-test-particle", IC, 0, outputs=["nout", "nout/*"],
      edits=[("write", "ic.csv", "mass,x,y,z,vx,vy,vz\n1,0,0,0,0,0,0\n1e-3,1,0,0,0,1,0\n0,2,0,0,0,0.7,0\n")])
+
+# --------------------------------------------------------------------------------------------------
+# pm (the particle-mesh engine)
+# --------------------------------------------------------------------------------------------------
+PM = "pm n=500 mesh=16 box=12 t_end=0.1 dt=0.05 snapshot_interval=0.05 output=pout -q"
+case("pm-valid", PM, 0, outputs=["pout", "pout/*"])
+case("pm-valid-periodic-multigrid-single", PM + " boundary=periodic solver=multigrid precision=single", 0,
+     outputs=["pout", "pout/*"])
+for key, value, err in [("mesh", "30", "'mesh'"), ("mesh", "4", "'mesh'"), ("mesh", "8192", "'mesh'"),
+                        ("mesh", "x", "'mesh'"), ("box", "0", "'box'"), ("box", "nan", "'box'"),
+                        ("boundary", "open", "'boundary'"), ("assignment", "pcs", "'assignment'"),
+                        ("difference_order", "3", "'difference_order'"), ("solver", "multigrid", "'solver'"),
+                        ("solver", "sor", "'solver'"), ("deconvolve", "true", "'deconvolve'"),
+                        ("multigrid_tolerance", "0", "'multigrid_tolerance'"), ("G", "-1", "'G'"),
+                        ("precision", "half", "'precision'"), ("dt", "0", "'dt'"), ("dt", "inf", "'dt'"),
+                        ("t_end", "0.07", "'t_end'"), ("t_end", "1e12", "'t_end'"),
+                        ("snapshot_interval", "0.03", "'snapshot_interval'"), ("n", "1", "'n'"), ("n", "-3", "'n'"),
+                        ("ic", "king", "'ic'"), ("ic", "file", "'ic'"), ("mass", "0", "'mass'"), ("scale", "-1", "'scale'"),
+                        ("max_radius", "-1", "'max_radius'"), ("impact", "nan", "'impact'"),
+                        ("backend", "opencl", "'backend'"), ("threads", "-2", "'threads'"), ("output", "''", "'output'")]:
+    refuse(f"pm-{key}-{value.strip(chr(39)) or 'empty'}", PM + f" {key}={value}", err)
+refuse("pm-difference_order-0-periodic", PM + " difference_order=0 boundary=periodic", "'difference_order'")
+refuse("pm-snapshots-too-large", "pm n=100000000 mesh=16 dt=0.001 t_end=10 snapshot_interval=0.001 output=pout -q",
+       ("'snapshot_interval'", "output_limit_gb"))
+refuse("pm-output-exists", PM, ("'output'", "overwrite"), edits=[("mkdir", "pout"), ("write", "pout/keep", "x\n")])
+refuse("pm-resume-nothing", PM + " --resume", ("pout", "state.h5"))
+refuse("pm-resume-garbage-state", PM + " --resume", ("state.h5",), edits=[("mkdir", "pout"), ("write", "pout/state.h5", "garbage\n")])
+refuse("pm-repeated-key", PM + " n=3 n=4", "'n'")
+refuse("pm-unknown-key", PM + " meshes=16", "meshes")
+PMIC = PM + " ic=file ic_file=ic.csv"
+for tag, text, err in [("short-row", "1,0,0,0,0,0,0\n1,1,0,0,0,1\n", "ic.csv:2"),
+                       ("zero-mass", "1,0,0,0,0,0,0\n0,1,0,0,0,0,0\n", "ic.csv:2"),
+                       ("nan", "1,nan,0,0,0,0,0\n1,1,0,0,0,0,0\n", "ic.csv:1"),
+                       ("one-particle", "1,0,0,0,0,0,0\n", "ic.csv"),
+                       ("nul", b"1,0,0,0,0,0,0\n1,0\x00,0,0,0,0,0\n", "ic.csv:2")]:
+    refuse(f"pm-ic-{tag}", PMIC, err, edits=[("write", "ic.csv", text)])
+case("pm-valid-ic-file", PMIC, 0, outputs=["pout", "pout/*"],
+     edits=[("write", "ic.csv", "mass,x,y,z,vx,vy,vz\n1,0,0,0,0,0,0\n1e-3,1,0,0,0,1,0\n")])
 
 # --------------------------------------------------------------------------------------------------
 # the command itself

@@ -34,7 +34,7 @@ void PmSettings::check() const {
     throw std::invalid_argument("deconvolve needs periodic boundaries (the zero-padded mesh has no window to undo)");
   if (!(G > 0)) throw std::invalid_argument("G must be positive");
   if (solver == Solver::multigrid && boundary != Boundary::periodic)
-    throw std::invalid_argument("the multigrid solver takes periodic boundaries only");
+    throw std::invalid_argument("solver = multigrid needs periodic boundaries");
   if (!(multigrid_tolerance > 0) || multigrid_max_cycles < 1)
     throw std::invalid_argument("multigrid_tolerance must be > 0 and multigrid_max_cycles >= 1");
 }
