@@ -17,6 +17,7 @@ the 16-84% and 2.5-97.5% quantiles of every free parameter in the fit's summary 
     python3 bench/sbc_coverage.py --jobs 16 --rhat-target 1.05 --ess-target 200   # bench/RESULTS.md
     python3 bench/sbc_coverage.py --small                    # the CI version (ctest sbc_small)
     python3 bench/sbc_coverage.py --combine a.json.jsonl b.json.jsonl --seeds 1000,1001,...  # runs in parts
+    python3 bench/sbc_coverage.py --small --fits-only --seeds 1000,...,1007 --output a  # a part: a.jsonl
 Exit status 0 when the coverages are within --tolerance standard errors of 0.68 and 0.95 and
 every fit converged, 1 otherwise. The intervals of one dataset are correlated (the planets'
 parameters share the same noise), so the standard error is the larger of the binomial one with
@@ -248,6 +249,9 @@ def main():
     parser.add_argument("--small", action="store_true",
                         help="CI size: circular orbits, 16 datasets, 24 walkers, ESS 200")
     parser.add_argument("--output", default="")
+    parser.add_argument("--fits-only", action="store_true",
+                        help="fit and record the datasets in OUTPUT.jsonl (started afresh), judge nothing: "
+                             "--combine judges the parts together (ctest runs the CI version in two parts at once)")
     parser.add_argument("--combine", nargs="+", default=[], metavar="JSONL",
                         help="no fits: the coverage of earlier runs' OUTPUT.jsonl files (with --seeds: exactly those datasets)")
     args = parser.parse_args()
@@ -261,6 +265,12 @@ def main():
     if not os.path.exists(args.binary):
         print(f"sbc_coverage: no swarmfit binary at {args.binary}")
         return 1
+    if args.fits_only:
+        if not args.output:
+            print("sbc_coverage: --fits-only needs --output")
+            return 1
+        if os.path.exists(args.output + ".jsonl"):
+            os.remove(args.output + ".jsonl")  # a part's record is its own run's, never an older one's
     started = time.time()
     results = []
     with tempfile.TemporaryDirectory(prefix="swarmfit_sbc_") as work:
@@ -278,6 +288,8 @@ def main():
                 n95 = sum(p["in95"] for p in r["parameters"].values())
                 print(f"  seed {r['seed']}: {r['seconds']:.1f} s, converged {r['converged']}, "
                       f"{n68}/{len(r['parameters'])} in 68%, {n95} in 95%", flush=True)
+    if args.fits_only:
+        return 0
     failures = summarise(results, args, started, " ".join(sys.argv))
     for line in failures:
         print("FAIL:", line)
