@@ -350,6 +350,8 @@ int pm_command(int argc, char** argv) {
   if (precision != "double" && precision != "single") bad_value(o, "precision", "must be double or single");
   r.backend = vm["backend"].as<std::string>();
   if (r.backend != "cpu" && r.backend != "cuda") bad_value(o, "backend", "must be cpu or cuda");
+  if (r.backend == "cuda" && s.solver == Solver::multigrid)
+    bad_value(o, "solver", "multigrid runs on backend = cpu only (fft on cuda)");
   r.dt = positive<double>(vm, o, "dt");
   const double t_end = positive<double>(vm, o, "t_end");
   r.total_steps = whole_steps(o, "t_end", t_end, r.dt);

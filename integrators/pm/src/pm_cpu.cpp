@@ -9,12 +9,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 
+#include "swarmfit/pm/green.hpp"
 #include "swarmfit/pm/multigrid.hpp"
 #include "swarmfit/pm/pm.hpp"
 
@@ -124,7 +126,7 @@ class CpuMeshForces final : public MeshForces<Real> {
     cells_ = static_cast<std::size_t>(n_) * n_ * n_;
     // The FFT mesh: n^3 (periodic) or (2n)^3 with the density in one octant (isolated: Hockney
     // & Eastwood sec. 6-5, the doubled mesh makes the cyclic convolution the free-space one).
-    m_ = s_.boundary == Boundary::isolated ? 2 * n_ : n_;
+    m_ = fft_side(s_);
     const std::size_t real_size = static_cast<std::size_t>(m_) * m_ * m_;
     const std::size_t complex_size = static_cast<std::size_t>(m_) * m_ * (m_ / 2 + 1);
     rho_.assign(cells_, Real(0));
@@ -136,12 +138,10 @@ class CpuMeshForces final : public MeshForces<Real> {
       F::threads(threads_);
       forward_ = F::r2c(m_, work_.ptr, spectrum_.ptr);
       backward_ = F::c2r(m_, spectrum_.ptr, work_.ptr);
-      green_.resize(complex_size);
-      make_green();
+      green_ = green_multiplier(s_);
       if (s_.difference_order == 0) {
         rho_hat_.resize(2 * complex_size);
-        for (int d = 0; d < 3; ++d) force_green_[d].resize(complex_size);
-        make_force_green();
+        force_green_ = force_kernel_multipliers(s_);
       }
     }
   }
@@ -251,84 +251,6 @@ class CpuMeshForces final : public MeshForces<Real> {
       case Assignment::ngp: deposit<Assignment::ngp>(p); break;
       case Assignment::cic: deposit<Assignment::cic>(p); break;
       case Assignment::tsc: deposit<Assignment::tsc>(p); break;
-    }
-  }
-
-  // The Fourier multiplier of the solve, normalisation (1 / M^3) included. Periodic: 4 pi G over
-  // the 7-point Laplacian's eigenvalue (zero for the mean: the periodic problem's mean density is
-  // taken out, the "Jeans swindle"). Isolated: the transform of G(r) = -G / r on the doubled mesh
-  // (images at the nearest periodic distance), times the cell volume. Optionally divided by the
-  // assignment window squared.
-  void make_green() {
-    const int m = m_, half = m / 2 + 1;
-    const double h = s_.cell();
-    const double norm = 1.0 / (static_cast<double>(m) * m * m);
-    auto freq = [m](int i) { return i <= m / 2 ? i : i - m; };
-    const int p = stencil_width(s_.assignment);
-    auto deconvolution = [&](int a, int b, int c) {
-      if (!s_.deconvolve) return 1.0;
-      const double w = window(freq(a), m, p) * window(freq(b), m, p) * window(c, m, p);
-      return 1.0 / (w * w);
-    };
-    if (s_.boundary == Boundary::periodic) {
-      for (int a = 0; a < m; ++a)
-        for (int b = 0; b < m; ++b)
-          for (int c = 0; c < half; ++c) {
-            const std::size_t k = (static_cast<std::size_t>(a) * m + b) * half + c;
-            const double lambda = discrete_laplacian(freq(a), freq(b), c, m, h);
-            green_[k] = lambda == 0 ? 0.0 : 4.0 * M_PI * s_.G / lambda * norm * deconvolution(a, b, c);
-          }
-      return;
-    }
-    // The real-space Green's function, transformed once; it is real and even, so its transform is
-    // real.
-    std::vector<double> g(static_cast<std::size_t>(m) * m * m);
-    for (int a = 0; a < m; ++a)
-      for (int b = 0; b < m; ++b)
-        for (int c = 0; c < m; ++c) {
-          const double x = std::min(a, m - a), y = std::min(b, m - b), z = std::min(c, m - c);
-          const double r = std::sqrt(x * x + y * y + z * z);
-          g[(static_cast<std::size_t>(a) * m + b) * m + c] =
-              -s_.G / h * (r == 0 ? kMeanInverseDistanceInUnitCube : 1.0 / r);
-        }
-    std::vector<fftw_complex> gk(static_cast<std::size_t>(m) * m * half);
-    fftw_plan plan = fftw_plan_dft_r2c_3d(m, m, m, g.data(), gk.data(), FFTW_ESTIMATE);
-    fftw_execute(plan);
-    fftw_destroy_plan(plan);
-    const double volume = h * h * h;
-    for (int a = 0; a < m; ++a)
-      for (int b = 0; b < m; ++b)
-        for (int c = 0; c < half; ++c) {
-          const std::size_t k = (static_cast<std::size_t>(a) * m + b) * half + c;
-          green_[k] = gk[k][0] * volume * norm * deconvolution(a, b, c);
-        }
-  }
-
-  // The force kernels -G x_d / r^3 on the doubled mesh (zero at r = 0: no self-force; zero on the
-  // Nyquist plane of d, which no pair in the mesh's octant reaches), transformed once. Each is real
-  // and odd along d, so its transform is imaginary: kept as its imaginary part.
-  void make_force_green() {
-    const int m = m_, half = m / 2 + 1;
-    const double h = s_.cell(), norm = 1.0 / (static_cast<double>(m) * m * m), volume = h * h * h;
-    auto offset = [m](int i) { return i < m / 2 ? i : (i == m / 2 ? 0 : i - m); };
-    std::vector<double> g(static_cast<std::size_t>(m) * m * m);
-    std::vector<fftw_complex> gk(static_cast<std::size_t>(m) * m * half);
-    for (int d = 0; d < 3; ++d) {
-      for (int a = 0; a < m; ++a)
-        for (int b = 0; b < m; ++b)
-          for (int c = 0; c < m; ++c) {
-            const int o[3] = {offset(a), offset(b), offset(c)};
-            const bool nyquist = (d == 0 ? a : d == 1 ? b : c) == m / 2;
-            const double r2 =
-                static_cast<double>(o[0]) * o[0] + static_cast<double>(o[1]) * o[1] + static_cast<double>(o[2]) * o[2];
-            // The acceleration at offset r from a unit mass: -G r / |r|^3 (toward it: minus).
-            g[(static_cast<std::size_t>(a) * m + b) * m + c] =
-                r2 == 0 || nyquist ? 0.0 : -s_.G * o[d] / (r2 * std::sqrt(r2) * h * h);
-          }
-      fftw_plan plan = fftw_plan_dft_r2c_3d(m, m, m, g.data(), gk.data(), FFTW_ESTIMATE);
-      fftw_execute(plan);
-      fftw_destroy_plan(plan);
-      for (std::size_t k = 0; k < gk.size(); ++k) force_green_[d][k] = gk[k][1] * volume * norm;
     }
   }
 
@@ -454,7 +376,8 @@ class CpuMeshForces final : public MeshForces<Real> {
   int threads_ = 1, n_ = 0, m_ = 0;
   std::size_t cells_ = 0;
   std::vector<Real> rho_, phi_, acc_[3];
-  std::vector<double> green_, mg_phi_, force_green_[3];
+  std::vector<double> green_, mg_phi_;
+  std::array<std::vector<double>, 3> force_green_;
   std::vector<Real> rho_hat_;  // the density's transform (re, im), kept for the force kernels
   std::vector<long> column_, start_, order_;
   FftwBuffer<Real> work_;

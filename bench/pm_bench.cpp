@@ -1,0 +1,96 @@
+// B9 (../shared/design/BENCHMARKS.md): the particle-mesh engine's step. Usage:
+//   pm_bench step SIDE MESH PRECISION BACKEND [REPS [BOUNDARY [SOLVER]]]
+// SIDE^3 particles (a lattice, each moved by up to a cell at random) in a periodic box of side 1
+// on a MESH^3 mesh (CIC, 4th-order differences), PRECISION single or double, BACKEND cpu or cuda,
+// BOUNDARY periodic (default) or isolated, SOLVER fft (default) or multigrid. Prints the fastest
+// of REPS (default 5) force evaluations with each phase's share (the uploads and downloads of the
+// GPU backend included in the total), and a kick-drift-kick step of the engine.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "swarmfit/pm/pm.hpp"
+
+using namespace swarmfit::pm;
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+template <class Real>
+int run(long side, int mesh, const std::string& backend, int reps, Boundary boundary, Solver solver) {
+  PmSettings s;
+  s.mesh = mesh;
+  s.box = 1.0;
+  s.boundary = boundary;
+  s.solver = solver;
+  s.assignment = Assignment::cic;
+  if (boundary == Boundary::isolated) {  // the lattice in the middle half of the mesh
+    for (double& o : s.origin) o = -0.5;
+  }
+  const long n = side * side * side;
+  ParticleSet<Real> p;
+  p.resize(n);
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  const double spacing = (boundary == Boundary::isolated ? 0.5 : 1.0) / side;
+  const double start = boundary == Boundary::isolated ? -0.25 : 0.0;
+  for (long i = 0; i < n; ++i) {
+    const long c[3] = {i / (side * side), (i / side) % side, i % side};
+    for (int d = 0; d < 3; ++d) {
+      p.x[d][i] = static_cast<Real>(start + (c[d] + 0.5 + u(rng)) * spacing);
+      p.v[d][i] = 0;
+    }
+    p.mass[i] = static_cast<Real>(1.0 / n);
+    p.id[i] = i;
+    p.status[i] = 0;
+  }
+  auto forces = backend == "cuda" ? make_cuda_mesh_forces<Real>(s) : make_cpu_mesh_forces<Real>(s);
+  std::vector<Real> acc;
+  forces->accelerations(p, &acc, nullptr);  // warm-up (plans, allocations)
+  double best = 1e300;
+  PmTimings phases;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+    forces->accelerations(p, &acc, nullptr);
+    const double t = now() - t0;
+    if (t < best) best = t, phases = forces->timings();
+  }
+  PmEngine<Real> engine(p, s, std::move(forces));
+  engine.step(1e-3);  // the first step also computes the starting accelerations
+  const double t0 = now();
+  engine.step(1e-3);
+  const double step = now() - t0;
+  std::printf(
+      "mode=step backend=%s precision=%s particles=%ld mesh=%d boundary=%s solver=%s forces_seconds=%.6g "
+      "transfers_or_sort=%.6g assign=%.6g solve=%.6g gradient=%.6g interpolate=%.6g kdk_step_seconds=%.6g "
+      "multigrid_cycles=%d\n",
+      backend.c_str(), sizeof(Real) == 4 ? "single" : "double", n, mesh,
+      boundary == Boundary::periodic ? "periodic" : "isolated", solver == Solver::fft ? "fft" : "multigrid", best,
+      phases.sort, phases.assign, phases.solve, phases.gradient, phases.interpolate, step, phases.multigrid_cycles);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6 || std::string(argv[1]) != "step") {
+    std::fprintf(stderr, "usage: pm_bench step SIDE MESH PRECISION BACKEND [REPS [BOUNDARY [SOLVER]]]\n");
+    return 2;
+  }
+  const long side = std::atol(argv[2]);
+  const int mesh = std::atoi(argv[3]), reps = argc > 6 ? std::atoi(argv[6]) : 5;
+  const std::string precision = argv[4], backend = argv[5];
+  const Boundary boundary = argc > 7 && std::string(argv[7]) == "isolated" ? Boundary::isolated : Boundary::periodic;
+  const Solver solver = argc > 8 && std::string(argv[8]) == "multigrid" ? Solver::multigrid : Solver::fft;
+  try {
+    return precision == "single" ? run<float>(side, mesh, backend, reps, boundary, solver)
+                                 : run<double>(side, mesh, backend, reps, boundary, solver);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pm_bench: %s\n", e.what());
+    return 1;
+  }
+}
