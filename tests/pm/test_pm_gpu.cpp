@@ -63,3 +63,31 @@ TEST(PmGpu, AccelerationsAgreeWithTheCpu) {
         EXPECT_LT(worst_difference(s, p32), 2e-5) << what;
       }
 }
+
+// The GPU engine keeps its particles on the device and steps them there: after 20 steps of a
+// Plummer sphere they are where the CPU engine puts them, to round-off grown over the steps.
+TEST(PmGpu, ResidentStepsFollowTheCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
+  for (Boundary boundary : {Boundary::isolated, Boundary::periodic}) {
+    PmSettings s;
+    s.mesh = 32;
+    s.box = 8.0;
+    for (double& o : s.origin) o = -4.0;
+    s.boundary = boundary;
+    s.assignment = Assignment::tsc;
+    const auto p = plummer<double>(20000, 4, 1.0, 1.0, 3.0);
+    PmEngine<double> cpu(p, s, make_cpu_mesh_forces<double>(s)), gpu(p, s, make_cuda_mesh_forces<double>(s));
+    for (int k = 0; k < 20; ++k) {
+      cpu.step(0.02);
+      gpu.step(0.02);
+    }
+    double worst = 0;
+    for (int d = 0; d < 3; ++d)
+      for (long i = 0; i < p.size(); ++i)
+        worst = std::max(worst, std::fabs(cpu.particles().x[d][i] - gpu.particles().x[d][i]));
+    EXPECT_LT(worst, 1e-10) << (boundary == Boundary::periodic ? "periodic" : "isolated");
+    EXPECT_EQ(cpu.particles().status, gpu.particles().status);
+    const PmDiagnostics a = cpu.diagnostics(), b = gpu.diagnostics();
+    EXPECT_NEAR(a.total(), b.total(), 1e-10 * std::fabs(a.total()));
+  }
+}

@@ -21,6 +21,14 @@ PmEngine<Real>::PmEngine(ParticleSet<Real> particles, const PmSettings& settings
   settings_.check();
   if (!forces_) throw std::invalid_argument("PmEngine: no mesh forces");
   wrap();
+  if (forces_->resident()) forces_->load(particles_);
+}
+
+template <class Real>
+const ParticleSet<Real>& PmEngine<Real>::particles() {
+  if (stale_) forces_->store(particles_);
+  stale_ = false;
+  return particles_;
 }
 
 template <class Real>
@@ -44,6 +52,15 @@ void PmEngine<Real>::wrap() {
 template <class Real>
 void PmEngine<Real>::step(double dt) {
   if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("PmEngine::step: dt must be positive");
+  if (forces_->resident()) {
+    forces_->kdk(dt);
+    force_seconds_ += forces_->kdk_force_seconds;
+    update_seconds_ += forces_->kdk_update_seconds;
+    stale_ = true;
+    time_ += dt;
+    ++steps_;
+    return;
+  }
   const long n = particles_.size();
   auto t = std::chrono::steady_clock::now();
   if (!have_acc_) {
@@ -82,6 +99,7 @@ void PmEngine<Real>::step(double dt) {
 
 template <class Real>
 PmDiagnostics PmEngine<Real>::diagnostics() {
+  particles();  // a resident backend's particles copied back
   std::vector<Real> pot;
   forces_->accelerations(particles_, have_acc_ ? nullptr : &acc_, &pot);
   have_acc_ = true;

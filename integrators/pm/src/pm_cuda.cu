@@ -179,6 +179,24 @@ __global__ void gather_kernel(MeshView m, Particles<Real> p, const Real* ax, con
   if (pot) pot[i] = u;
 }
 
+// The leapfrog's halves on the device (kernels.hpp's kick and drift): v += a dt/2 and x += v dt
+// with the periodic wrap, or v += a dt/2 alone.
+template <class Real>
+__global__ void kick_drift_kernel(Real* x, Real* v, const Real* a, long n, Real half, Real full, bool drift_too,
+                                  bool periodic, double lower, double box) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  kick(v[i], a[i], half);
+  if (!drift_too) return;
+  drift(x[i], v[i], full);
+  if (periodic) {
+    double u = static_cast<double>(x[i]) - lower;
+    u -= box * floor(u / box);
+    if (u >= box) u = 0;  // rounding at the upper edge
+    x[i] = static_cast<Real>(lower + u);
+  }
+}
+
 unsigned blocks(long n, int threads = 256) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -232,17 +250,91 @@ class CudaMeshForces final : public MeshForces<Real> {
   void accelerations(ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) override {
     const long np = p.size();
     auto t = std::chrono::steady_clock::now();
-    for (int d = 0; d < 3; ++d) {
-      x_[d].resize(np);
-      check(cudaMemcpy(x_[d].ptr, p.x[d].data(), np * sizeof(Real), cudaMemcpyHostToDevice), "upload");
-    }
-    mass_.resize(np);
-    status_.resize(np);
-    check(cudaMemcpy(mass_.ptr, p.mass.data(), np * sizeof(Real), cudaMemcpyHostToDevice), "upload");
-    check(cudaMemcpy(status_.ptr, p.status.data(), np * sizeof(int), cudaMemcpyHostToDevice), "upload");
-    this->timings_.sort = seconds_since(t);  // the uploads (no sort here)
-    const Particles<Real> parts{{x_[0].ptr, x_[1].ptr, x_[2].ptr}, mass_.ptr, status_.ptr, np};
+    upload_particles(p);
+    const double uploads = seconds_since(t);
+    compute(potential != nullptr);
     t = std::chrono::steady_clock::now();
+    if (acc) {
+      acc->resize(3 * static_cast<std::size_t>(np));
+      check(cudaMemcpy(acc->data(), out_.ptr, 3 * np * sizeof(Real), cudaMemcpyDeviceToHost), "download");
+    }
+    if (potential) {
+      potential->resize(np);
+      check(cudaMemcpy(potential->data(), pot_.ptr, np * sizeof(Real), cudaMemcpyDeviceToHost), "download");
+    }
+    check(cudaMemcpy(p.status.data(), status_.ptr, np * sizeof(int), cudaMemcpyDeviceToHost), "download");
+    this->timings_.sort = uploads + seconds_since(t);  // the host's copies (there is no sort here)
+    have_acc_ = false;  // the device's accelerations are these positions' now, not the resident ones'
+  }
+
+  bool resident() const override { return true; }
+  void load(const ParticleSet<Real>& p) override {
+    upload_particles(p);
+    for (int d = 0; d < 3; ++d) {
+      v_[d].resize(p.size());
+      check(cudaMemcpy(v_[d].ptr, p.v[d].data(), p.size() * sizeof(Real), cudaMemcpyHostToDevice), "upload");
+    }
+    have_acc_ = false;
+  }
+  void kdk(double dt) override {
+    const long np = count_;
+    const Real half = static_cast<Real>(0.5 * dt), full = static_cast<Real>(dt);
+    const bool periodic = s_.boundary == Boundary::periodic;
+    this->kdk_force_seconds = this->kdk_update_seconds = 0;
+    auto timed_forces = [&] {
+      const auto t = std::chrono::steady_clock::now();
+      compute(false);
+      check(cudaDeviceSynchronize(), "forces");
+      this->kdk_force_seconds += seconds_since(t);
+    };
+    if (!have_acc_) timed_forces();
+    auto t = std::chrono::steady_clock::now();
+    for (int d = 0; d < 3; ++d)
+      kick_drift_kernel<<<blocks(np), 256>>>(x_[d].ptr, v_[d].ptr, out_.ptr + d * np, np, half, full, true, periodic,
+                                             s_.origin[d], s_.box);
+    check(cudaDeviceSynchronize(), "drift");
+    this->kdk_update_seconds += seconds_since(t);
+    timed_forces();
+    t = std::chrono::steady_clock::now();
+    for (int d = 0; d < 3; ++d)
+      kick_drift_kernel<<<blocks(np), 256>>>(x_[d].ptr, v_[d].ptr, out_.ptr + d * np, np, half, full, false, periodic,
+                                             s_.origin[d], s_.box);
+    check(cudaDeviceSynchronize(), "kick");
+    this->kdk_update_seconds += seconds_since(t);
+    have_acc_ = true;
+  }
+  void store(ParticleSet<Real>& p) override {
+    for (int d = 0; d < 3; ++d) {
+      check(cudaMemcpy(p.x[d].data(), x_[d].ptr, count_ * sizeof(Real), cudaMemcpyDeviceToHost), "download");
+      check(cudaMemcpy(p.v[d].data(), v_[d].ptr, count_ * sizeof(Real), cudaMemcpyDeviceToHost), "download");
+    }
+    check(cudaMemcpy(p.status.data(), status_.ptr, count_ * sizeof(int), cudaMemcpyDeviceToHost), "download");
+  }
+
+  std::vector<double> density() const override { return download(rho_); }
+  std::vector<double> potential() const override { return download(phi_); }
+
+ private:
+  void upload_particles(const ParticleSet<Real>& p) {
+    count_ = p.size();
+    for (int d = 0; d < 3; ++d) {
+      x_[d].resize(count_);
+      check(cudaMemcpy(x_[d].ptr, p.x[d].data(), count_ * sizeof(Real), cudaMemcpyHostToDevice), "upload");
+    }
+    mass_.resize(count_);
+    status_.resize(count_);
+    check(cudaMemcpy(mass_.ptr, p.mass.data(), count_ * sizeof(Real), cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(status_.ptr, p.status.data(), count_ * sizeof(int), cudaMemcpyHostToDevice), "upload");
+    out_.resize(3 * count_);
+    pot_.resize(count_);
+  }
+
+  // The device pipeline on the device's particles: assignment, solve, gradient, interpolation into
+  // out_ (and pot_), each phase timed.
+  void compute(bool with_potential) {
+    const long np = count_;
+    const Particles<Real> parts{{x_[0].ptr, x_[1].ptr, x_[2].ptr}, mass_.ptr, status_.ptr, np};
+    auto t = std::chrono::steady_clock::now();
     check(cudaMemset(rho_.ptr, 0, cells_ * sizeof(Real)), "memset");
     switch (s_.assignment) {
       case Assignment::ngp: deposit_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, rho_.ptr); break;
@@ -263,40 +355,23 @@ class CudaMeshForces final : public MeshForces<Real> {
     check(cudaDeviceSynchronize(), "gradient");
     this->timings_.gradient = seconds_since(t);
     t = std::chrono::steady_clock::now();
-    out_.resize(3 * np);
-    pot_.resize(np);
-    Real* pot = potential ? pot_.ptr : nullptr;
+    Real* pot = with_potential ? pot_.ptr : nullptr;
+    const Real *ax = acc_[0].ptr, *ay = acc_[1].ptr, *az = acc_[2].ptr;
     switch (s_.assignment) {
       case Assignment::ngp:
-        gather_kernel<Assignment::ngp>
-            <<<blocks(np), 256>>>(view_, parts, acc_[0].ptr, acc_[1].ptr, acc_[2].ptr, phi_.ptr, out_.ptr, pot);
+        gather_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
         break;
       case Assignment::cic:
-        gather_kernel<Assignment::cic>
-            <<<blocks(np), 256>>>(view_, parts, acc_[0].ptr, acc_[1].ptr, acc_[2].ptr, phi_.ptr, out_.ptr, pot);
+        gather_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
         break;
       case Assignment::tsc:
-        gather_kernel<Assignment::tsc>
-            <<<blocks(np), 256>>>(view_, parts, acc_[0].ptr, acc_[1].ptr, acc_[2].ptr, phi_.ptr, out_.ptr, pot);
+        gather_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
         break;
     }
-    check(cudaGetLastError(), "gather");
-    if (acc) {
-      acc->resize(3 * static_cast<std::size_t>(np));
-      check(cudaMemcpy(acc->data(), out_.ptr, 3 * np * sizeof(Real), cudaMemcpyDeviceToHost), "download");
-    }
-    if (potential) {
-      potential->resize(np);
-      check(cudaMemcpy(potential->data(), pot_.ptr, np * sizeof(Real), cudaMemcpyDeviceToHost), "download");
-    }
-    check(cudaMemcpy(p.status.data(), status_.ptr, np * sizeof(int), cudaMemcpyDeviceToHost), "download");
+    check(cudaDeviceSynchronize(), "gather");
     this->timings_.interpolate = seconds_since(t);
   }
 
-  std::vector<double> density() const override { return download(rho_); }
-  std::vector<double> potential() const override { return download(phi_); }
-
- private:
   void upload(Buffer<Real>& to, const std::vector<double>& from) {
     std::vector<Real> v(from.begin(), from.end());
     to.resize(v.size());
@@ -345,7 +420,9 @@ class CudaMeshForces final : public MeshForces<Real> {
   int n_ = 0, m_ = 0;
   std::size_t cells_ = 0, fft_real_ = 0, fft_complex_ = 0;
   MeshView view_{};
-  Buffer<Real> rho_, phi_, acc_[3], work_, green_, force_green_[3], x_[3], mass_, out_, pot_;
+  Buffer<Real> rho_, phi_, acc_[3], work_, green_, force_green_[3], x_[3], v_[3], mass_, out_, pot_;
+  long count_ = 0;
+  bool have_acc_ = false;  // out_ holds the accelerations of the device's particles (kdk)
   Buffer<int> status_;
   Buffer<Complex> spectrum_, rho_hat_;
   cufftHandle forward_ = 0, backward_ = 0;

@@ -74,6 +74,16 @@ class MeshForces {
   virtual std::vector<double> potential() const = 0;
   const PmTimings& timings() const { return timings_; }
 
+  // Backends that keep the particles on their device (the GPU's: Aubert et al. keep every stage
+  // there) take them once with load() and advance them there with kdk() (a whole kick-drift-kick,
+  // the accelerations of the last kick kept for the next); store() copies them back.
+  virtual bool resident() const { return false; }
+  virtual void load(const ParticleSet<Real>&) {}
+  virtual void kdk(double /*dt*/) {}
+  virtual void store(ParticleSet<Real>&) {}
+  // Seconds of the last kdk() in the mesh forces and in the particle updates.
+  double kdk_force_seconds = 0, kdk_update_seconds = 0;
+
  protected:
   PmTimings timings_;
 };
@@ -109,8 +119,8 @@ class PmEngine {
   void step(double dt);
   double time() const { return time_; }
   long steps() const { return steps_; }
-  PmDiagnostics diagnostics();  // one extra solve (with the potential)
-  const ParticleSet<Real>& particles() const { return particles_; }
+  PmDiagnostics diagnostics();           // one extra solve (with the potential)
+  const ParticleSet<Real>& particles();  // (a resident backend's copied back first)
   MeshForces<Real>& forces() { return *forces_; }
   const PmSettings& settings() const { return settings_; }
   // Seconds in the mesh forces and in the particle updates, summed over steps.
@@ -124,6 +134,7 @@ class PmEngine {
   std::unique_ptr<MeshForces<Real>> forces_;
   std::vector<Real> acc_;
   bool have_acc_ = false;
+  bool stale_ = false;  // a resident backend has moved the particles since the last copy
   double time_ = 0;
   long steps_ = 0;
   double force_seconds_ = 0, update_seconds_ = 0;
