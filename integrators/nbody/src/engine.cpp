@@ -104,6 +104,16 @@ int step_exponent(double step) {
 }
 }  // namespace
 
+void BlockHermite::merge_into(std::vector<int>& sorted, const std::vector<int>& more) {
+  if (sorted.empty() || more.empty() || sorted.back() < more.front()) {
+    sorted.insert(sorted.end(), more.begin(), more.end());
+    return;
+  }
+  scratch_.resize(sorted.size() + more.size());
+  std::merge(sorted.begin(), sorted.end(), more.begin(), more.end(), scratch_.begin());
+  sorted.swap(scratch_);
+}
+
 void BlockHermite::rebuild_levels() {  // in index order: every level sorted
   levels_.clear();
   for (long i = 0; i < bodies_.size(); ++i) levels_[step_exponent(bodies_.step[i])].push_back(static_cast<int>(i));
@@ -188,11 +198,12 @@ void BlockHermite::step_order() {
   // The active bodies in index order (the sums do not depend on the levels): every level is kept
   // sorted, so the active ones are merged, not sorted (a sort of millions of indices a block step
   // is serial work that every rank repeats).
+  // (Into buffers kept from step to step: a system of few bodies takes millions of block steps,
+  // and allocations there would cost more than the physics.)
   active_.clear();
   for (auto& [exponent, members] : levels_)
     if (!members.empty() && bodies_.time[members[0]] + bodies_.step[members[0]] == t_next) {
-      const auto middle = active_.insert(active_.end(), members.begin(), members.end());
-      std::inplace_merge(active_.begin(), middle, active_.end());
+      merge_into(active_, members);
       members.clear();
     }
   forces(t_next, active_, Order, result_);
@@ -227,16 +238,13 @@ void BlockHermite::step_order() {
     for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
     rebuild_levels();
   } else {
-    // Back into their levels, each kept sorted: the active bodies come in index order, and a level
-    // that already holds bodies (of another block time) takes them by a merge.
-    std::map<int, std::vector<int>> back;
-    for (int i : active_) back[step_exponent(bodies_.step[i])].push_back(i);
-    for (auto& [exponent, members] : back) {
-      std::vector<int>& level = levels_[exponent];
-      const auto before = static_cast<std::ptrdiff_t>(level.size());
-      level.insert(level.end(), members.begin(), members.end());
-      std::inplace_merge(level.begin(), level.begin() + before, level.end());
-    }
+    // Back into their levels, each kept sorted: the active bodies come in index order, so each
+    // level's new members do too, and a level that already holds bodies (of another block time)
+    // takes them by a merge.
+    for (auto& [exponent, members] : arriving_) members.clear();
+    for (int i : active_) arriving_[step_exponent(bodies_.step[i])].push_back(i);
+    for (auto& [exponent, members] : arriving_)
+      if (!members.empty()) merge_into(levels_[exponent], members);
   }
   // The backend's copy of the massive active bodies.
   const auto massive_end = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(bodies_.num_massive));

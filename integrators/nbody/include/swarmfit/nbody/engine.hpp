@@ -90,6 +90,8 @@ class BlockHermite {
   void step_order();
   void forces(double t, const std::vector<int>& active, int order, ForceResult& out, bool potential = false);
   void rebuild_levels();
+  // Adds the sorted `more` to the sorted `sorted`, keeping it sorted (a merge through scratch_).
+  void merge_into(std::vector<int>& sorted, const std::vector<int>& more);
 
   // The block levels: the bodies of each step size (keyed by its binary exponent). All bodies of
   // a level share their next time (the next multiple of the step after the system time), so a
@@ -103,7 +105,9 @@ class BlockHermite {
   double time_ = 0;
   NbodyCounters counters_;
   std::vector<int> active_;
-  std::vector<double> wanted_;  // the correctors' next steps, per active body
+  std::map<int, std::vector<int>> arriving_;  // the active bodies by their new level (reused)
+  std::vector<int> scratch_;                  // merge_into's buffer (reused)
+  std::vector<double> wanted_;                // the correctors' next steps, per active body
   IBatch batch_;
   ForceResult result_;
 };
