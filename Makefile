@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build demo test fuzz-smoke fuzz-all sanitize bench format clean
+.PHONY: all setup configure build demo test fuzz-smoke fuzz-all sanitize sanitize-kernels bench format clean
 
 all: build
 
@@ -55,8 +55,12 @@ fuzz-all: setup
 # -O1 or -O0; g++, CPU only) and run by ctest under them, selected by their label, but for SANITIZE_EXCLUDE;
 # tests/sanitize/README.md says what is left out and why. The Python package is not built: a
 # sanitized extension module loads only into an LD_PRELOADed python.
+# CI runs the suites of the input readers, the sampler and both large engines; the CPU kernels'
+# suites (test_integrators, test_models: 10 of CI's 90 minutes on 2 cores) run by hand when the
+# kernels change: `make sanitize-kernels` (tests/sanitize/README.md).
 ASAN_BUILD ?= build-asan
-SANITIZE_TESTS ?= test_observations test_inference test_nbody test_integrators test_models
+SANITIZE_TESTS ?= test_observations test_inference test_nbody test_pm
+SANITIZE_KERNEL_TESTS ?= test_integrators test_models
 SANITIZE_EXCLUDE ?= ^Demcmc[.]KdeMovesKeepTheBananaAndMixFaster$$
 empty :=
 space := $(empty) $(empty)
@@ -69,6 +73,9 @@ sanitize: setup
 	  UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 	  ctest --output-on-failure --no-tests=error -j $(JOBS) \
 	  -L '^($(subst $(space),|,$(strip $(SANITIZE_TESTS))))$$' -E '$(SANITIZE_EXCLUDE)'
+
+sanitize-kernels:
+	@$(MAKE) --no-print-directory sanitize SANITIZE_TESTS="$(SANITIZE_KERNEL_TESTS)"
 
 bench: build
 	@scripts/setup.sh bench
