@@ -40,12 +40,7 @@ void PmEngine<Real>::wrap() {
     const double lo = settings_.origin[d];
     Real* x = particles_.x[d].data();
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; ++i) {
-      double u = static_cast<double>(x[i]) - lo;
-      u -= box * std::floor(u / box);
-      if (u >= box) u = 0;  // rounding at the upper edge
-      x[i] = static_cast<Real>(lo + u);
-    }
+    for (long i = 0; i < n; ++i) x[i] = static_cast<Real>(periodic_wrap(static_cast<double>(x[i]), lo, box));
   }
 }
 

@@ -189,12 +189,7 @@ __global__ void kick_drift_kernel(Real* x, Real* v, const Real* a, long n, Real 
   kick(v[i], a[i], half);
   if (!drift_too) return;
   drift(x[i], v[i], full);
-  if (periodic) {
-    double u = static_cast<double>(x[i]) - lower;
-    u -= box * floor(u / box);
-    if (u >= box) u = 0;  // rounding at the upper edge
-    x[i] = static_cast<Real>(lower + u);
-  }
+  if (periodic) x[i] = static_cast<Real>(periodic_wrap(static_cast<double>(x[i]), lower, box));
 }
 
 unsigned blocks(long n, int threads = 256) { return static_cast<unsigned>((n + threads - 1) / threads); }

@@ -86,6 +86,14 @@ SWARMFIT_HD double minus_gradient(const At& at, int i, int j, int k, int d, doub
   }
 }
 
+// A coordinate of a periodic box [lower, lower + box) brought back into it.
+SWARMFIT_HD double periodic_wrap(double x, double lower, double box) {
+  double u = x - lower;
+  u -= box * std::floor(u / box);
+  if (u >= box) u = 0;  // rounding at the upper edge
+  return lower + u;
+}
+
 // Kick-drift-kick leapfrog (Hockney & Eastwood sec. 4-4; Springel 2005 for KDK): v += a dt/2,
 // x += v dt, new a, v += a dt/2. Symplectic and time-reversible for a fixed step.
 template <class Real>
