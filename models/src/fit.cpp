@@ -328,7 +328,9 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   RunRecord& run = result.run;
   if (s.resume && exists) run = read_run_to_resume(c, space, s);
 
+  // A run killed while it wrote its run file or its summary leaves NAME.partial.PID behind.
   h5::remove_stale_partials(s.output);
+  h5::remove_stale_partials(summary_path(s.output));
   const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);
   // The constraint polls should_stop between its calls, so that a signal during a long stability
   // pass is honoured within one call (Interrupted: the sampler keeps its last whole generation); the start phase's
