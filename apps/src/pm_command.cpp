@@ -20,10 +20,14 @@
 #include "config.hpp"
 #include "errors.hpp"
 #include "integrate_settings.hpp"
+#include "mpi_work.hpp"
 #include "run_folder.hpp"
 #include "swarmfit/inference/hdf5_io.hpp"
 #include "swarmfit/pm/initial_conditions.hpp"
 #include "swarmfit/pm/pm.hpp"
+#if defined(SWARMFIT_PM_MPI)
+#include "swarmfit/pm/pm_mpi.hpp"
+#endif
 
 namespace po = boost::program_options;
 
@@ -161,7 +165,7 @@ struct Run {
 };
 
 template <class Real>
-int run_pm(const Run& r) {
+int run_pm(const Run& r, MpiWork& mpi) {
   ParticleSet<Real> particles;
   if (r.resume) {
     const long n = static_cast<long>(r.state.id.size());
@@ -186,20 +190,39 @@ int run_pm(const Run& r) {
   } else {
     particles = read_ic_file<Real>(r.ic_file);
   }
+  const long total = particles.size();
   std::unique_ptr<MeshForces<Real>> forces;
   try {
-    forces = r.backend == "cuda" ? make_cuda_mesh_forces<Real>(r.settings) : make_cpu_mesh_forces<Real>(r.settings);
+    if (mpi.active()) {
+#if defined(SWARMFIT_PM_MPI)
+      // Every rank made the same particles; the engine keeps each rank's share.
+      forces = make_slab_mesh_forces<Real>(r.settings, MPI_COMM_WORLD);
+#else
+      throw std::runtime_error("this build has no FFTW-MPI: swarmfit pm runs in one process");
+#endif
+    } else {
+      forces = r.backend == "cuda" ? make_cuda_mesh_forces<Real>(r.settings) : make_cpu_mesh_forces<Real>(r.settings);
+    }
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
   PmEngine<Real> engine(std::move(particles), r.settings, std::move(forces), r.resume ? r.state.steps * r.dt : 0.0);
-  if (!r.resume) {
+  // Under mpirun rank 0 writes every file; the others take part in the gathers.
+  const bool writer = mpi.rank() == 0;
+  if (writer && !r.resume) {
     namespace fs = std::filesystem;
     if (fs::exists(r.output)) fs::remove_all(r.output);
     fs::create_directories(r.output);
   }
-  h5::remove_stale_partials_under(r.output);
+  if (writer) h5::remove_stale_partials_under(r.output);
   catch_stop_signals();
+  // The whole set (on rank 0, by id, under mpirun); every rank must call it.
+  ParticleSet<Real> gathered;
+  auto all_particles = [&]() -> const ParticleSet<Real>& {
+    if (!engine.forces().distributed()) return engine.particles();
+    gathered = engine.forces().gather_particles(engine.particles());
+    return gathered;
+  };
 
   const auto wall_start = std::chrono::steady_clock::now();
   auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
@@ -209,8 +232,10 @@ int run_pm(const Run& r) {
   const std::string header =
       "snapshot,time,steps,kinetic,potential,energy,energy_error,px,py,pz,mass_on_mesh,off_mesh,"
       "multigrid_cycles,wall_seconds\n";
-  std::string log = r.resume ? log_kept_to(log_path, header, snapshot) : header;
-  auto write_state = [&](long k) {
+  std::string log = r.resume && writer ? log_kept_to(log_path, header, snapshot) : header;
+  auto write_state = [&](long k, const ParticleSet<Real>* have = nullptr) {
+    const ParticleSet<Real>& all = have ? *have : all_particles();
+    if (!writer) return;
     h5::AtomicFile file(r.state_path);
     {
       h5::Handle f(H5Fcreate(file.partial_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), r.state_path);
@@ -219,7 +244,7 @@ int run_pm(const Run& r) {
       h5::attribute(f, "steps", steps);
       h5::attribute(f, "snapshot", k);
       h5::attribute(f, "config", r.config);
-      write_particles(f, engine.particles());
+      write_particles(f, all);
     }
     file.commit();
   };
@@ -230,6 +255,8 @@ int run_pm(const Run& r) {
     // The mesh's density summed along z times the cell: the surface density on the x-y plane.
     const int n = r.settings.mesh;
     const std::vector<double> rho = engine.forces().density();
+    const ParticleSet<Real>& all = all_particles();
+    if (!writer) return;
     std::vector<double> sigma(static_cast<std::size_t>(n) * n, 0.0);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j)
@@ -244,7 +271,7 @@ int run_pm(const Run& r) {
       h5::attribute(f, "box", r.settings.box);
       h5::attribute(f, "origin_x", r.settings.origin[0]);
       h5::attribute(f, "origin_y", r.settings.origin[1]);
-      write_particles(f, engine.particles());
+      write_particles(f, all);
       h5::write(f, "density_xy", {static_cast<hsize_t>(n), static_cast<hsize_t>(n)}, sigma.data());
     }
     file.commit();
@@ -260,7 +287,7 @@ int run_pm(const Run& r) {
       out << log;
     }
     log_file.commit();
-    write_state(k);
+    write_state(k, &all);
   };
   if (!r.resume) record(0);
   const bool tty = isatty(STDERR_FILENO) && !r.quiet;
@@ -269,13 +296,15 @@ int run_pm(const Run& r) {
     engine.step(r.dt);
     ++steps;
     if (steps % r.snapshot_every == 0 || steps == r.total_steps) record(++snapshot);
-    if (stop_signal() != 0) {
+    // (A signal to one rank stops every rank after the same step.)
+    if (mpi.active() ? mpi.any(stop_signal() != 0) : stop_signal() != 0) {
       write_state(snapshot);  // the particles now, the log and snapshots as they are
-      std::fprintf(stderr, "\nswarmfit pm: stopped by signal %d at step %ld; continue with --resume\n", stop_signal(),
-                   steps);
-      return 128 + stop_signal();
+      const int signal = stop_signal() != 0 ? stop_signal() : 15;  // (another rank's)
+      if (!writer) return 128 + signal;
+      std::fprintf(stderr, "\nswarmfit pm: stopped by signal %d at step %ld; continue with --resume\n", signal, steps);
+      return 128 + signal;
     }
-    if (!r.quiet && wall() - last_progress >= (tty ? 0.5 : 30.0)) {
+    if (writer && !r.quiet && wall() - last_progress >= (tty ? 0.5 : 30.0)) {
       last_progress = wall();
       const double done = static_cast<double>(steps) / r.total_steps, eta = wall() * (1 - done) / done;
       std::fprintf(stderr, "%s  t = %.6g, step %ld of %ld (%.1f%%), ETA %.0f s%s", tty ? "\r" : "", steps * r.dt, steps,
@@ -283,15 +312,17 @@ int run_pm(const Run& r) {
     }
   }
   if (tty) std::fprintf(stderr, "\n");
+  if (!writer) return 0;
+  const std::string backend = mpi.active() ? r.backend + ", " + std::to_string(mpi.size()) + " ranks" : r.backend;
   std::printf(
       "swarmfit pm: %ld particles, %d^3 mesh (%s, %s, %s), %s, backend %s: t = %g after %ld steps in %.2f s "
       "(mesh forces %.2f s, particle updates %.2f s); energy error %.3e, %ld particles off the mesh; output %s\n",
-      engine.particles().size(), r.settings.mesh, r.settings.boundary == Boundary::periodic ? "periodic" : "isolated",
+      total, r.settings.mesh, r.settings.boundary == Boundary::periodic ? "periodic" : "isolated",
       r.settings.solver == Solver::fft ? "fft" : "multigrid",
       r.settings.assignment == Assignment::ngp   ? "ngp"
       : r.settings.assignment == Assignment::cic ? "cic"
                                                  : "tsc",
-      sizeof(Real) == 4 ? "single" : "double", r.backend.c_str(), steps * r.dt, steps, wall(), engine.force_seconds(),
+      sizeof(Real) == 4 ? "single" : "double", backend.c_str(), steps * r.dt, steps, wall(), engine.force_seconds(),
       engine.update_seconds(), last.total() / e0 - 1, last.off_mesh, r.output.c_str());
   return 0;
 }
@@ -307,6 +338,7 @@ int pm_command(int argc, char** argv) {
                        "  forces back to the particles, kick-drift-kick.",
                        keys, args, overrides))
     return 0;
+  MpiWork mpi(nullptr, nullptr);
   // ---- read and check everything before any work
   LoadedKeys loaded = load_keys(args, overrides, keys);
   const KeyOrigins& o = loaded.origins;
@@ -352,6 +384,17 @@ int pm_command(int argc, char** argv) {
   if (r.backend != "cpu" && r.backend != "cuda") bad_value(o, "backend", "must be cpu or cuda");
   if (r.backend == "cuda" && s.solver == Solver::multigrid)
     bad_value(o, "solver", "multigrid runs on backend = cpu only (fft on cuda)");
+  if (mpi.active()) {
+    // Slabs over CPU ranks (FFTW-MPI); a slab a GPU needs the transposes between devices and is
+    // not built yet: one GPU holds the 512^3 mesh and its particles.
+    if (r.backend == "cuda") bad_value(o, "backend", "cuda runs in one process (under mpirun: backend = cpu)");
+    if (s.solver == Solver::multigrid) bad_value(o, "solver", "multigrid runs in one process (under mpirun: fft)");
+    if (s.mesh < mpi.size())
+      bad_value(o, "mesh", "must have at least one x plane per MPI rank (" + std::to_string(mpi.size()) + ")");
+    // Ranks on one host share its cores, unless `threads` is set.
+    if (s.threads == 0 && mpi.local_size() > 1)
+      s.threads = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)) / mpi.local_size());
+  }
   r.dt = positive<double>(vm, o, "dt");
   const double t_end = positive<double>(vm, o, "t_end");
   r.total_steps = whole_steps(o, "t_end", t_end, r.dt);
@@ -393,7 +436,7 @@ int pm_command(int argc, char** argv) {
     m << "the snapshots would take " << gb << " GB, past output_limit_gb (raise it, or snapshot less often)";
     bad_value(o, "snapshot_interval", m.str());
   }
-  return precision == "single" ? run_pm<float>(r) : run_pm<double>(r);
+  return precision == "single" ? run_pm<float>(r, mpi) : run_pm<double>(r, mpi);
 }
 
 }  // namespace swarmfit::app

@@ -21,6 +21,7 @@ PmEngine<Real>::PmEngine(ParticleSet<Real> particles, const PmSettings& settings
   settings_.check();
   if (!forces_) throw std::invalid_argument("PmEngine: no mesh forces");
   wrap();
+  forces_->take_share(particles_);
   if (forces_->resident()) forces_->load(particles_);
 }
 
@@ -56,13 +57,13 @@ void PmEngine<Real>::step(double dt) {
     ++steps_;
     return;
   }
-  const long n = particles_.size();
   auto t = std::chrono::steady_clock::now();
   if (!have_acc_) {
     forces_->accelerations(particles_, &acc_, nullptr);
     have_acc_ = true;
   }
   force_seconds_ += seconds_since(t);
+  long n = particles_.size();  // (a distributed backend's share changes in accelerations())
   const Real half = static_cast<Real>(0.5 * dt), full = static_cast<Real>(dt);
   t = std::chrono::steady_clock::now();
   for (int d = 0; d < 3; ++d) {
@@ -80,6 +81,7 @@ void PmEngine<Real>::step(double dt) {
   t = std::chrono::steady_clock::now();
   forces_->accelerations(particles_, &acc_, nullptr);
   force_seconds_ += seconds_since(t);
+  n = particles_.size();
   t = std::chrono::steady_clock::now();
   for (int d = 0; d < 3; ++d) {
     Real* v = particles_.v[d].data();
@@ -96,7 +98,8 @@ template <class Real>
 PmDiagnostics PmEngine<Real>::diagnostics() {
   particles();  // a resident backend's particles copied back
   std::vector<Real> pot;
-  forces_->accelerations(particles_, have_acc_ ? nullptr : &acc_, &pot);
+  // (A distributed backend may move particles between ranks: their accelerations follow them.)
+  forces_->accelerations(particles_, have_acc_ && !forces_->distributed() ? nullptr : &acc_, &pot);
   have_acc_ = true;
   PmDiagnostics d;
   const long n = particles_.size();
@@ -115,6 +118,21 @@ PmDiagnostics PmEngine<Real>::diagnostics() {
     } else {
       ++d.off_mesh;
     }
+  }
+  if (forces_->distributed()) {
+    double sums[7] = {d.kinetic,
+                      d.potential,
+                      d.momentum[0],
+                      d.momentum[1],
+                      d.momentum[2],
+                      d.mass_on_mesh,
+                      static_cast<double>(d.off_mesh)};
+    forces_->sum_over_ranks(sums, 7);
+    d.kinetic = sums[0];
+    d.potential = sums[1];
+    for (int c = 0; c < 3; ++c) d.momentum[c] = sums[2 + c];
+    d.mass_on_mesh = sums[5];
+    d.off_mesh = std::lround(sums[6]);
   }
   return d;
 }

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "cpu_pipeline.hpp"
 #include "swarmfit/pm/green.hpp"
 #include "swarmfit/pm/multigrid.hpp"
 #include "swarmfit/pm/pm.hpp"
@@ -62,10 +63,6 @@ UsableRegion usable_region(const PmSettings& s) {
 }
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 // FFTW's double and single precision interfaces under one name.
 template <class Real>
@@ -114,9 +111,12 @@ struct FftwBuffer {
 };
 
 template <class Real>
-class CpuMeshForces final : public MeshForces<Real> {
+class CpuMeshForces final : public CpuPipeline<Real> {
   using F = Fftw<Real>;
   using Complex = typename F::Complex;
+  using CpuPipeline<Real>::column_;
+  using CpuPipeline<Real>::start_;
+  using CpuPipeline<Real>::order_;
 
  public:
   explicit CpuMeshForces(const PmSettings& s) : s_(s) {
@@ -155,27 +155,6 @@ class CpuMeshForces final : public MeshForces<Real> {
   }
   std::string name() const override { return "cpu"; }
 
-  void accelerations(ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) override {
-    auto t = std::chrono::steady_clock::now();
-    sort(p);
-    this->timings_.sort = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    assign(p);
-    this->timings_.assign = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    solve();
-    this->timings_.solve = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    if (s_.difference_order == 2)
-      gradient<2>();
-    else if (s_.difference_order == 4)
-      gradient<4>();
-    this->timings_.gradient = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    interpolate(p, acc, potential);
-    this->timings_.interpolate = seconds_since(t);
-  }
-
   std::vector<double> density() const override { return std::vector<double>(rho_.begin(), rho_.end()); }
   std::vector<double> potential() const override { return std::vector<double>(phi_.begin(), phi_.end()); }
 
@@ -190,7 +169,7 @@ class CpuMeshForces final : public MeshForces<Real> {
 
   // Marks particles outside the usable region (isolated) and wraps periodic ones into the box;
   // then a stable counting sort of the particles on the mesh by column (x cell, y cell).
-  void sort(ParticleSet<Real>& p) {
+  void sort(ParticleSet<Real>& p) override {
     const long np = p.size();
     const UsableRegion region = usable_region(s_);
     const bool periodic = s_.boundary == Boundary::periodic;
@@ -207,15 +186,7 @@ class CpuMeshForces final : public MeshForces<Real> {
       if (!inside) p.status[i] = 1;
       column_[i] = inside ? c[0] * n_ + c[1] : -1;
     }
-    const long columns = static_cast<long>(n_) * n_;
-    start_.assign(columns + 1, 0);
-    for (long i = 0; i < np; ++i)
-      if (column_[i] >= 0) ++start_[column_[i] + 1];
-    for (long c = 0; c < columns; ++c) start_[c + 1] += start_[c];
-    order_.resize(start_[columns]);
-    std::vector<long> next(start_.begin(), start_.end() - 1);
-    for (long i = 0; i < np; ++i)
-      if (column_[i] >= 0) order_[next[column_[i]]++] = i;
+    this->sort_by_column(static_cast<long>(n_) * n_);
   }
 
   template <Assignment A>
@@ -245,7 +216,7 @@ class CpuMeshForces final : public MeshForces<Real> {
     }
   }
 
-  void assign(const ParticleSet<Real>& p) {
+  void assign(const ParticleSet<Real>& p) override {
     std::fill(rho_.begin(), rho_.end(), Real(0));
     switch (s_.assignment) {
       case Assignment::ngp: deposit<Assignment::ngp>(p); break;
@@ -254,7 +225,7 @@ class CpuMeshForces final : public MeshForces<Real> {
     }
   }
 
-  void solve() {
+  void solve() override {
     if (s_.solver == Solver::multigrid) {
       // In double precision whatever Real is: lap(phi) = 4 pi G (rho - mean rho).
       double mean = 0;
@@ -319,6 +290,12 @@ class CpuMeshForces final : public MeshForces<Real> {
 
   // Minus the potential's gradient on every cell the particles' stencils can reach (the whole
   // periodic mesh; an isolated mesh's cells whose difference stays inside it).
+  void gradient() override {
+    if (s_.difference_order == 2)
+      gradient<2>();
+    else if (s_.difference_order == 4)
+      gradient<4>();
+  }
   template <int Order>
   void gradient() {
     const bool periodic = s_.boundary == Boundary::periodic;
@@ -362,9 +339,7 @@ class CpuMeshForces final : public MeshForces<Real> {
     }
   }
 
-  void interpolate(const ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) {
-    if (acc) acc->resize(3 * static_cast<std::size_t>(p.size()));
-    if (potential) potential->resize(p.size());
+  void interpolate(const ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) override {
     switch (s_.assignment) {
       case Assignment::ngp: gather<Assignment::ngp>(p, acc, potential); break;
       case Assignment::cic: gather<Assignment::cic>(p, acc, potential); break;
@@ -379,7 +354,6 @@ class CpuMeshForces final : public MeshForces<Real> {
   std::vector<double> green_, mg_phi_;
   std::array<std::vector<double>, 3> force_green_;
   std::vector<Real> rho_hat_;  // the density's transform (re, im), kept for the force kernels
-  std::vector<long> column_, start_, order_;
   FftwBuffer<Real> work_;
   FftwBuffer<Complex> spectrum_;
   typename F::Plan forward_{}, backward_{};

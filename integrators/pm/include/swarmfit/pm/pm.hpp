@@ -84,6 +84,17 @@ class MeshForces {
   // Seconds of the last kdk() in the mesh forces and in the particle updates.
   double kdk_force_seconds = 0, kdk_update_seconds = 0;
 
+  // Backends that spread the particles over MPI ranks (pm_mpi.hpp: a slab of the mesh a rank).
+  // Every rank starts with the whole set and keeps its share; accelerations() moves particles to
+  // the rank of their slab first, so each rank's set changes from step to step. Sums over the
+  // particles (the diagnostics) are then summed over the ranks; density() and potential() are the
+  // whole mesh on rank 0 (empty elsewhere), and every rank must call them.
+  virtual bool distributed() const { return false; }
+  virtual void take_share(ParticleSet<Real>&) {}
+  virtual void sum_over_ranks(double*, int) {}
+  // The whole set on rank 0, ordered by id (empty elsewhere; every rank must call it).
+  virtual ParticleSet<Real> gather_particles(const ParticleSet<Real>& mine) { return mine; }
+
  protected:
   PmTimings timings_;
 };
@@ -120,7 +131,7 @@ class PmEngine {
   double time() const { return time_; }
   long steps() const { return steps_; }
   PmDiagnostics diagnostics();           // one extra solve (with the potential)
-  const ParticleSet<Real>& particles();  // (a resident backend's copied back first)
+  const ParticleSet<Real>& particles();  // (a resident backend's copied back first; a distributed one's: this rank's)
   MeshForces<Real>& forces() { return *forces_; }
   const PmSettings& settings() const { return settings_; }
   // Seconds in the mesh forces and in the particle updates, summed over steps.
