@@ -138,6 +138,7 @@ RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, 
   if (was.seed != s.sampler.seed) mismatch("seed");
   if (was.temperatures != s.sampler.temperatures) mismatch("temperature ladder");
   if (was.snooker.probability != s.sampler.snooker.probability) mismatch("snooker probability");
+  if (was.differential_evolution.gamma_scale != s.sampler.differential_evolution.gamma_scale) mismatch("de_gamma");
   if (was.kde.probability != s.sampler.kde.probability || was.kde.components != s.sampler.kde.components ||
       was.kde.bandwidth != s.sampler.kde.bandwidth)
     mismatch("KDE move settings");
@@ -218,6 +219,9 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (!(f.init_scatter > 0) || !std::isfinite(f.init_scatter)) fail("init_scatter", "must be > 0 and finite");
   f.optimize = vm["optimize"].as<long>();
   if (f.optimize < 0) fail("optimize", "must be >= 0");
+  f.sampler.differential_evolution.gamma_scale = vm["de_gamma"].as<double>();
+  if (!(f.sampler.differential_evolution.gamma_scale > 0) || !(f.sampler.differential_evolution.gamma_scale <= 10))
+    fail("de_gamma", "must be > 0 and <= 10");
   f.sampler.snooker.probability = vm["snooker"].as<double>();
   if (!(f.sampler.snooker.probability >= 0 && f.sampler.snooker.probability <= 1)) fail("snooker", "must be in [0, 1]");
   f.sampler.kde.probability = vm["kde"].as<double>();

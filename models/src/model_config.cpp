@@ -166,6 +166,8 @@ po::options_description fit_keys() {
       "optimize", po::value<long>()->default_value(0),
       "generations of differential-evolution optimisation before sampling (0: none)")(
       "snooker", po::value<double>()->default_value(0.1), "probability of a DE-snooker move")(
+      "de_gamma", po::value<double>()->default_value(2.38),
+      "DE move: gamma = de_gamma / sqrt(2 d) (ter Braak 2006's 2.38; smaller for narrow, curved posteriors)")(
       "kde", po::value<double>()->default_value(0.0),
       "probability of an independence move from a kernel density estimate of the other half")(
       "kde_components", po::value<int>()->default_value(256), "kernel centres of the KDE move (at most)")(

@@ -909,6 +909,27 @@ TEST_F(FitCli, OutOfRangeKeysAreRefusedBeforeAnyWork) {
       "key 'threads': must be 0 (all cores) to 1024");
 }
 
+// de_gamma sets the DE move's gamma (gamma_scale / sqrt(2 d)): it reaches the sampler (another
+// chain than the default's), is kept in the run file, and a resume with another value is refused.
+TEST_F(FitCli, DeGammaReachesTheSamplerAndTheRunFile) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string fit = "fit --config " + source + "/examples/demo/fit.cfg generations=20 walkers=32 optimize=0";
+  ASSERT_EQ(run(fit + " output=" + (dir_ / "in_default.h5").string()).exit_code, 0);
+  const Result r = run(fit + " de_gamma=1.2 output=" + (dir_ / "in_g.h5").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // (in_*: files the refusals below may leave in the folder)
+  const swarmfit::RunRecord a = swarmfit::read_run((dir_ / "in_default.h5").string()),
+                            b = swarmfit::read_run((dir_ / "in_g.h5").string());
+  EXPECT_EQ(a.settings.differential_evolution.gamma_scale, 2.38);
+  EXPECT_EQ(b.settings.differential_evolution.gamma_scale, 1.2);
+  EXPECT_NE(a.chain.log_likelihood, b.chain.log_likelihood);
+  expect_refused(
+      run("fit --config " + source + "/examples/demo/fit.cfg generations=30 walkers=32 optimize=0 --resume " +
+          "output=" + (dir_ / "in_g.h5").string()),
+      "another de_gamma");
+  expect_refused(run(fit + " de_gamma=0 output=" + (dir_ / "z.h5").string()), "key 'de_gamma' must be > 0 and <= 10");
+}
+
 // Silently wrong science (issue 37): at the old default step (the shortest period / 20, which
 // suits the Kepler-splitting schemes only) hermite, rkck and leapfrog put the demo's transits
 // hundreds to tens of thousands of minutes off with status ok. Each scheme's default step is now

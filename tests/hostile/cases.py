@@ -384,7 +384,7 @@ refuse("fit-prior-duplicate", fit_cmd(), ("fit.cfg:", "'period_b'"), edits=[("ap
 
 # fit keys
 FIT_NUMERIC = ["walkers", "generations", "thin", "burn_in", "seed", "checkpoint_every", "checkpoint_seconds",
-               "init_scatter", "optimize", "snooker", "kde", "kde_components", "kde_bandwidth", "temperatures",
+               "init_scatter", "optimize", "snooker", "de_gamma", "kde", "kde_components", "kde_bandwidth", "temperatures",
                "max_temperature", "rhat_target", "ess_target", "check_every", "predictive_draws", "max_run_file_gb"]
 for key in FIT_NUMERIC:
     for tag, value in BAD_NUMBERS:
@@ -393,7 +393,7 @@ for key in FIT_NUMERIC:
         if tag == "neg" and key == "burn_in":
             value = "-2"
         refuse(f"fit-{key}-{tag}", fit_cmd(**{key: value}), f"'{key}'")
-for key, value in [("walkers", "3"), ("walkers", "1e12"), ("walkers", "2"), ("walkers", "33.5"), ("snooker", "1.5"),
+for key, value in [("walkers", "3"), ("walkers", "1e12"), ("walkers", "2"), ("walkers", "33.5"), ("snooker", "1.5"), ("de_gamma", "20"),
                    ("kde", "2"), ("temperatures", "0"), ("max_temperature", "0.5"), ("rhat_target", "0.9"),
                    ("generations", "0"), ("kde_components", "0"), ("predictive_draws", "1e12"),
                    ("generations", "1e15"), ("init", "bogus"), ("progress", "bogus"), ("overwrite", "maybe")]:
