@@ -1,5 +1,6 @@
 #include "swarmfit/models/catalog.hpp"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -548,9 +549,91 @@ void drop_rm_sequences(CatalogTarget& t) {
   }
 }
 
+// Files out of phase with a transit ephemeris (the rule in catalog.hpp). A transiting planet's
+// conjunction fixes its RV curve's phase: for a circular orbit v = -K sin(2 pi (t - tc) / P)
+// (Winn 2010, Exoplanets, eq. 1-6 at nu + omega = pi / 2). Each usable file with enough rows is fitted
+// alone with c + a cos(phi) + b sin(phi) at the planet's period (weighted least squares); the
+// fitted first harmonic R cos(phi - psi) should have psi = -pi / 2. A file whose psi is off by
+// more than 5 of its own standard errors and more than 20 degrees plus 2 e (the first harmonic's
+// shift on an eccentric orbit) is out of phase: a file's time stamps shifted by a constant (XO-5's
+// Keck file, 4000 d early) does this. Only where another file of the star is in phase is the
+// shifted file dropped; where no file is, the table's epoch is what is off (CoRoT-1 b, HD 209458 b
+// carry epochs a fraction of a period away), and it is reported, the files kept.
+void check_transit_phase(CatalogTarget& t) {
+  for (const CatalogPlanet& p : t.planets) {
+    if (!p.transiting || p.epoch_kind != "tc" || !(p.period > 0) || !(p.K > 0) || !std::isfinite(p.epoch)) continue;
+    bool dominant = true;  // the other planets' signals three times weaker: one harmonic describes the file
+    for (const CatalogPlanet& q : t.planets)
+      if (&q != &p && q.K > p.K / 3) dominant = false;
+    if (!dominant || p.e > 0.3) continue;
+    struct Phase {
+      CatalogFile* file;
+      double offset_deg, sigma_deg;
+    };
+    std::vector<Phase> fitted;
+    for (CatalogFile& f : t.files) {
+      if (!f.usable || f.rows.size() < 8) continue;
+      Eigen::Matrix3d normal = Eigen::Matrix3d::Zero();
+      Eigen::Vector3d right = Eigen::Vector3d::Zero();
+      for (const CatalogRow& r : f.rows) {
+        const double phi = 2 * units::kPi * (r.time - p.epoch) / p.period;
+        const Eigen::Vector3d basis(1.0, std::cos(phi), std::sin(phi));
+        const double w = 1.0 / std::max(r.error * r.error, 1.0);
+        normal += w * basis * basis.transpose();
+        right += w * r.rv * basis;
+      }
+      const Eigen::LDLT<Eigen::Matrix3d> ldlt(normal);
+      if (ldlt.info() != Eigen::Success || !(ldlt.rcond() > 1e-8)) continue;  // phases that do not cover the orbit
+      const Eigen::Vector3d x = ldlt.solve(right);
+      const Eigen::Matrix3d covariance = ldlt.solve(Eigen::Matrix3d::Identity());
+      // The weights take the quoted errors at face value; the scatter about the fit (jitter, other
+      // planets) scales the covariance where it is larger.
+      double chi2 = 0;
+      for (const CatalogRow& r : f.rows) {
+        const double phi = 2 * units::kPi * (r.time - p.epoch) / p.period;
+        const double d = r.rv - (x(0) + x(1) * std::cos(phi) + x(2) * std::sin(phi));
+        chi2 += d * d / std::max(r.error * r.error, 1.0);
+      }
+      const double inflate = std::max(1.0, chi2 / (static_cast<double>(f.rows.size()) - 3));
+      const double a = x(1), b = x(2), amplitude = std::hypot(a, b);
+      // psi = atan2(b, a); its variance by the gradient (-b, a) / R^2.
+      const double var_psi = inflate *
+                             (b * b * covariance(1, 1) - 2 * a * b * covariance(1, 2) + a * a * covariance(2, 2)) /
+                             std::pow(amplitude, 4);
+      if (!(amplitude > 5 * std::sqrt(inflate * (covariance(1, 1) + covariance(2, 2)) / 2))) continue;  // no signal
+      double offset = std::atan2(b, a) + units::kPi / 2;
+      offset = std::remainder(offset, 2 * units::kPi);
+      fitted.push_back({&f, offset * 180 / units::kPi, std::sqrt(var_psi) * 180 / units::kPi});
+    }
+    const double allowed = 20 + 2 * p.e * 180 / units::kPi;
+    auto out_of_phase = [&](const Phase& q) { return std::fabs(q.offset_deg) > std::max(allowed, 5 * q.sigma_deg); };
+    bool any_in_phase = false;
+    for (const Phase& q : fitted) any_in_phase = any_in_phase || !out_of_phase(q);
+    for (const Phase& q : fitted) {
+      if (!out_of_phase(q)) continue;
+      char text[300];
+      if (any_in_phase) {
+        std::snprintf(text, sizeof text,
+                      "RVs %.0f +- %.0f deg out of phase with planet %s's transits (another file is in phase): its "
+                      "times are shifted, not used",
+                      q.offset_deg, q.sigma_deg, p.letter.c_str());
+        q.file->findings.push_back(text);
+        q.file->usable = false;
+      } else {
+        std::snprintf(text, sizeof text,
+                      "RVs %.0f +- %.0f deg out of phase with planet %s's transit epoch in the table, as every file "
+                      "of the star: the table's epoch is off (the fit's tc prior spans a period); kept",
+                      q.offset_deg, q.sigma_deg, p.letter.c_str());
+        q.file->findings.push_back(text);
+      }
+    }
+  }
+}
+
 void finish_target(CatalogTarget& t) {
   check_levels(t);
   drop_rm_sequences(t);
+  check_transit_phase(t);
   double first = std::numeric_limits<double>::infinity(), last = -first;
   for (const CatalogFile& f : t.files)
     if (f.usable)

@@ -48,6 +48,12 @@
 //     (pi a) the central duration of a circular orbit, R* = M*^0.8 solar radii, a from the table
 //     or Kepler's third law): a Rossiter-McLaughlin sequence, whose anomaly the model does not
 //     describe, dropped (WASP-24, WASP-3, HAT-P-1, HAT-P-13, ...); single in-transit rows are kept;
+//   - a file of 8 or more rows whose RVs, fitted alone with one sinusoid at a transiting planet's
+//     period (the star's dominant signal: other planets' K below a third of its; e <= 0.3), put
+//     its conjunction more than 20 degrees + 2 e and 5 standard errors away from the table's
+//     transit epoch, while another file of the star is in phase: its time stamps are shifted (XO-5's
+//     Keck file, 4000 d early), not used; where no file is in phase the table's epoch is off and
+//     that is reported, the files kept;
 //   - fewer than 3 rows left: the file is not used.
 // A target is skipped, with its reason, when no file is left, when no known planet has a period
 // the data can constrain (P <= 1.5 x the data's time span), or when it has fewer RVs than its free
