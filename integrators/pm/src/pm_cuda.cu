@@ -153,43 +153,67 @@ __global__ void gradient_kernel(MeshView m, const Real* phi, Real* ax, Real* ay,
     out[d][c] = inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, m.h)) : Real(0);
 }
 
+// The accelerations (and with `phi` the potential) at particle i from the mesh fields, with its
+// assignment stencil; zero for a particle off the mesh.
+template <Assignment A, class Real>
+__device__ void gather_at(const MeshView& m, const Particles<Real>& p, long i, const Real* ax, const Real* ay,
+                          const Real* az, const Real* phi, Real a[3], Real& u) {
+  constexpr int W = stencil_width(A);
+  a[0] = a[1] = a[2] = u = 0;
+  if (p.status[i] != 0) return;
+  int c[3];
+  Real w[3][3];
+  for (int d = 0; d < 3; ++d) stencil<A>(cell_units(m, p.x[d], i, d), c[d], w[d]);
+  for (int x = 0; x < W; ++x)
+    for (int y = 0; y < W; ++y)
+      for (int z = 0; z < W; ++z) {
+        const Real wxyz = w[0][x] * w[1][y] * w[2][z];
+        const std::size_t cell = m.index(m.wrap(c[0] + x), m.wrap(c[1] + y), m.wrap(c[2] + z));
+        a[0] += wxyz * ax[cell];
+        a[1] += wxyz * ay[cell];
+        a[2] += wxyz * az[cell];
+        if (phi) u += wxyz * phi[cell];
+      }
+}
+
 template <Assignment A, class Real>
 __global__ void gather_kernel(MeshView m, Particles<Real> p, const Real* ax, const Real* ay, const Real* az,
                               const Real* phi, Real* acc, Real* pot) {
-  constexpr int W = stencil_width(A);
   const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
   if (i >= p.count) return;
-  Real a[3] = {0, 0, 0}, u = 0;
-  if (p.status[i] == 0) {
-    int c[3];
-    Real w[3][3];
-    for (int d = 0; d < 3; ++d) stencil<A>(cell_units(m, p.x[d], i, d), c[d], w[d]);
-    for (int x = 0; x < W; ++x)
-      for (int y = 0; y < W; ++y)
-        for (int z = 0; z < W; ++z) {
-          const Real wxyz = w[0][x] * w[1][y] * w[2][z];
-          const std::size_t cell = m.index(m.wrap(c[0] + x), m.wrap(c[1] + y), m.wrap(c[2] + z));
-          a[0] += wxyz * ax[cell];
-          a[1] += wxyz * ay[cell];
-          a[2] += wxyz * az[cell];
-          u += wxyz * phi[cell];
-        }
-  }
+  Real a[3], u;
+  gather_at<A>(m, p, i, ax, ay, az, pot ? phi : nullptr, a, u);
   for (int d = 0; d < 3; ++d) acc[d * p.count + i] = a[d];
   if (pot) pot[i] = u;
 }
 
-// The leapfrog's halves on the device (kernels.hpp's kick and drift): v += a dt/2 and x += v dt
-// with the periodic wrap, or v += a dt/2 alone.
-template <class Real>
-__global__ void kick_drift_kernel(Real* x, Real* v, const Real* a, long n, Real half, Real full, bool drift_too,
-                                  bool periodic, double lower, double box) {
+// The leapfrog's kicks fused with the interpolation (kernels.hpp's kick and drift): the
+// accelerations at the particles' positions, the last step's closing half kick (`owed`, deferred
+// to here so that the accelerations never leave the registers), then with `open` the next step's
+// opening half kick and its drift, with the periodic wrap. One pass over the particles a step
+// instead of three (gather, kick and drift, kick).
+template <Assignment A, class Real>
+__global__ void gather_kick_drift_kernel(MeshView m, Particles<Real> p, const Real* ax, const Real* ay, const Real* az,
+                                         Real* x0, Real* x1, Real* x2, Real* v0, Real* v1, Real* v2, bool kick_owed,
+                                         Real owed, bool open, Real half, Real full, double box) {
   const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  kick(v[i], a[i], half);
-  if (!drift_too) return;
-  drift(x[i], v[i], full);
-  if (periodic) x[i] = static_cast<Real>(periodic_wrap(static_cast<double>(x[i]), lower, box));
+  if (i >= p.count) return;
+  Real a[3], u;
+  gather_at<A>(m, p, i, ax, ay, az, static_cast<const Real*>(nullptr), a, u);
+  Real* x[3] = {x0, x1, x2};
+  Real* v[3] = {v0, v1, v2};
+  for (int d = 0; d < 3; ++d) {
+    Real vd = v[d][i];
+    if (kick_owed) kick(vd, a[d], owed);
+    if (open) {
+      kick(vd, a[d], half);
+      Real xd = x[d][i];
+      drift(xd, vd, full);
+      if (m.periodic) xd = static_cast<Real>(periodic_wrap(static_cast<double>(xd), m.origin[d], box));
+      x[d][i] = xd;
+    }
+    v[d][i] = vd;
+  }
 }
 
 unsigned blocks(long n, int threads = 256) { return static_cast<unsigned>((n + threads - 1) / threads); }
@@ -244,6 +268,7 @@ class CudaMeshForces final : public MeshForces<Real> {
 
   void accelerations(ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) override {
     const long np = p.size();
+    settle();  // (a resident run's velocities completed before its positions are replaced)
     auto t = std::chrono::steady_clock::now();
     upload_particles(p);
     const double uploads = seconds_since(t);
@@ -259,7 +284,7 @@ class CudaMeshForces final : public MeshForces<Real> {
     }
     check(cudaMemcpy(p.status.data(), status_.ptr, np * sizeof(int), cudaMemcpyDeviceToHost), "download");
     this->timings_.sort = uploads + seconds_since(t);  // the host's copies (there is no sort here)
-    have_acc_ = false;  // the device's accelerations are these positions' now, not the resident ones'
+    mesh_ready_ = true;                                // the mesh's fields are the device's (now these) positions'
   }
 
   bool resident() const override { return true; }
@@ -269,36 +294,28 @@ class CudaMeshForces final : public MeshForces<Real> {
       v_[d].resize(p.size());
       check(cudaMemcpy(v_[d].ptr, p.v[d].data(), p.size() * sizeof(Real), cudaMemcpyHostToDevice), "upload");
     }
-    have_acc_ = false;
+    mesh_ready_ = owed_ = false;
   }
+  // Kick-drift-kick with the closing half kick deferred to the next step's pass (or to settle()):
+  // the mesh's fields at the new positions stay on the device until then.
   void kdk(double dt) override {
-    const long np = count_;
     const Real half = static_cast<Real>(0.5 * dt), full = static_cast<Real>(dt);
-    const bool periodic = s_.boundary == Boundary::periodic;
     this->kdk_force_seconds = this->kdk_update_seconds = 0;
     auto timed_forces = [&] {
       const auto t = std::chrono::steady_clock::now();
-      compute(false);
-      check(cudaDeviceSynchronize(), "forces");
+      mesh_forces();
       this->kdk_force_seconds += seconds_since(t);
     };
-    if (!have_acc_) timed_forces();
-    auto t = std::chrono::steady_clock::now();
-    for (int d = 0; d < 3; ++d)
-      kick_drift_kernel<<<blocks(np), 256>>>(x_[d].ptr, v_[d].ptr, out_.ptr + d * np, np, half, full, true, periodic,
-                                             s_.origin[d], s_.box);
-    check(cudaDeviceSynchronize(), "drift");
+    if (!mesh_ready_) timed_forces();
+    const auto t = std::chrono::steady_clock::now();
+    pass(owed_, owed_half_, true, half, full);
     this->kdk_update_seconds += seconds_since(t);
     timed_forces();
-    t = std::chrono::steady_clock::now();
-    for (int d = 0; d < 3; ++d)
-      kick_drift_kernel<<<blocks(np), 256>>>(x_[d].ptr, v_[d].ptr, out_.ptr + d * np, np, half, full, false, periodic,
-                                             s_.origin[d], s_.box);
-    check(cudaDeviceSynchronize(), "kick");
-    this->kdk_update_seconds += seconds_since(t);
-    have_acc_ = true;
+    mesh_ready_ = owed_ = true;
+    owed_half_ = half;
   }
   void store(ParticleSet<Real>& p) override {
+    settle();
     for (int d = 0; d < 3; ++d) {
       check(cudaMemcpy(p.x[d].data(), x_[d].ptr, count_ * sizeof(Real), cudaMemcpyDeviceToHost), "download");
       check(cudaMemcpy(p.v[d].data(), v_[d].ptr, count_ * sizeof(Real), cudaMemcpyDeviceToHost), "download");
@@ -324,11 +341,65 @@ class CudaMeshForces final : public MeshForces<Real> {
     pot_.resize(count_);
   }
 
-  // The device pipeline on the device's particles: assignment, solve, gradient, interpolation into
+  Particles<Real> particles() const { return {{x_[0].ptr, x_[1].ptr, x_[2].ptr}, mass_.ptr, status_.ptr, count_}; }
+
+  // The particles' pass of a resident step (gather_kick_drift_kernel).
+  void pass(bool kick_owed, Real owed, bool open, Real half, Real full) {
+    const long np = count_;
+    const Particles<Real> parts = particles();
+    const Real *ax = acc_[0].ptr, *ay = acc_[1].ptr, *az = acc_[2].ptr;
+    Real *x0 = x_[0].ptr, *x1 = x_[1].ptr, *x2 = x_[2].ptr, *v0 = v_[0].ptr, *v1 = v_[1].ptr, *v2 = v_[2].ptr;
+    switch (s_.assignment) {
+      case Assignment::ngp:
+        gather_kick_drift_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, ax, ay, az, x0, x1, x2, v0, v1, v2,
+                                                                       kick_owed, owed, open, half, full, s_.box);
+        break;
+      case Assignment::cic:
+        gather_kick_drift_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, ax, ay, az, x0, x1, x2, v0, v1, v2,
+                                                                       kick_owed, owed, open, half, full, s_.box);
+        break;
+      case Assignment::tsc:
+        gather_kick_drift_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, ax, ay, az, x0, x1, x2, v0, v1, v2,
+                                                                       kick_owed, owed, open, half, full, s_.box);
+        break;
+    }
+    check(cudaDeviceSynchronize(), "gather, kick and drift");
+  }
+  // Completes a deferred half kick: the velocities then belong to the positions.
+  void settle() {
+    if (!owed_) return;
+    pass(true, owed_half_, false, Real(0), Real(0));
+    owed_ = false;
+  }
+
+  // The device pipeline on the device's particles: the mesh's fields, then the interpolation into
   // out_ (and pot_), each phase timed.
   void compute(bool with_potential) {
+    mesh_forces();
     const long np = count_;
-    const Particles<Real> parts{{x_[0].ptr, x_[1].ptr, x_[2].ptr}, mass_.ptr, status_.ptr, np};
+    const Particles<Real> parts = particles();
+    const auto t = std::chrono::steady_clock::now();
+    Real* pot = with_potential ? pot_.ptr : nullptr;
+    const Real *ax = acc_[0].ptr, *ay = acc_[1].ptr, *az = acc_[2].ptr;
+    switch (s_.assignment) {
+      case Assignment::ngp:
+        gather_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
+        break;
+      case Assignment::cic:
+        gather_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
+        break;
+      case Assignment::tsc:
+        gather_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
+        break;
+    }
+    check(cudaDeviceSynchronize(), "gather");
+    this->timings_.interpolate = seconds_since(t);
+  }
+
+  // Assignment, solve and gradient: the mesh's acceleration fields at the device's positions.
+  void mesh_forces() {
+    const long np = count_;
+    const Particles<Real> parts = particles();
     auto t = std::chrono::steady_clock::now();
     check(cudaMemset(rho_.ptr, 0, cells_ * sizeof(Real)), "memset");
     switch (s_.assignment) {
@@ -349,22 +420,6 @@ class CudaMeshForces final : public MeshForces<Real> {
       gradient_kernel<4><<<blocks(cells_), 256>>>(view_, phi_.ptr, acc_[0].ptr, acc_[1].ptr, acc_[2].ptr);
     check(cudaDeviceSynchronize(), "gradient");
     this->timings_.gradient = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    Real* pot = with_potential ? pot_.ptr : nullptr;
-    const Real *ax = acc_[0].ptr, *ay = acc_[1].ptr, *az = acc_[2].ptr;
-    switch (s_.assignment) {
-      case Assignment::ngp:
-        gather_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
-        break;
-      case Assignment::cic:
-        gather_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
-        break;
-      case Assignment::tsc:
-        gather_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
-        break;
-    }
-    check(cudaDeviceSynchronize(), "gather");
-    this->timings_.interpolate = seconds_since(t);
   }
 
   void upload(Buffer<Real>& to, const std::vector<double>& from) {
@@ -381,6 +436,8 @@ class CudaMeshForces final : public MeshForces<Real> {
   // The mesh's density into the FFT mesh, forward, times the multiplier, backward, and the
   // potential (and, with force kernels, each acceleration component) out of its octant.
   void solve() {
+    // (The density is copied: cuFFT does not promise to leave an R2C's input as it was, and the
+    // snapshots read it. The potential is transformed back into place when periodic.)
     if (m_ == n_) {
       check(cudaMemcpy(work_.ptr, rho_.ptr, cells_ * sizeof(Real), cudaMemcpyDeviceToDevice), "copy");
     } else {
@@ -394,8 +451,12 @@ class CudaMeshForces final : public MeshForces<Real> {
       source = rho_hat_.ptr;
     }
     multiply_kernel<<<blocks(fft_complex_), 256>>>(spectrum_.ptr, source, green_.ptr, fft_complex_, false);
-    check(C::backward(backward_, spectrum_.ptr, work_.ptr), "backward");
-    unpad(phi_);
+    if (m_ == n_) {
+      check(C::backward(backward_, spectrum_.ptr, phi_.ptr), "backward");
+    } else {
+      check(C::backward(backward_, spectrum_.ptr, work_.ptr), "backward");
+      unpad(phi_);
+    }
     if (s_.difference_order != 0) return;
     for (int d = 0; d < 3; ++d) {
       multiply_kernel<<<blocks(fft_complex_), 256>>>(spectrum_.ptr, rho_hat_.ptr, force_green_[d].ptr, fft_complex_,
@@ -417,7 +478,10 @@ class CudaMeshForces final : public MeshForces<Real> {
   MeshView view_{};
   Buffer<Real> rho_, phi_, acc_[3], work_, green_, force_green_[3], x_[3], v_[3], mass_, out_, pot_;
   long count_ = 0;
-  bool have_acc_ = false;  // out_ holds the accelerations of the device's particles (kdk)
+  // The mesh's acceleration fields belong to the device's positions; the velocities owe the last
+  // step's closing half kick of owed_half_ (kdk defers it to the next pass).
+  bool mesh_ready_ = false, owed_ = false;
+  Real owed_half_ = 0;
   Buffer<int> status_;
   Buffer<Complex> spectrum_, rho_hat_;
   cufftHandle forward_ = 0, backward_ = 0;
