@@ -3,7 +3,7 @@
 # machine from the repository root after, here:
 #   gpu-bundle .gpu build-gpu/apps/swarmfit build-gpu/tests/test_integrators build-gpu/tests/test_models
 #   bench/gpu_bundle_data.sh      (the Kepler-9 data and config for B7, into .gpu/kepler9)
-# (build-gpu: -DSWARMFIT_CUDA=ON -DSWARMFIT_MARCH=x86-64-v3). Environment: BENCH (default
+# (build-gpu: -DSWARMFIT_CUDA=ON -DSWARMFIT_MARCH=x86-64-v3 -DCMAKE_CUDA_ARCHITECTURES=90). Environment: BENCH (default
 # B1,B2,B3,B4,B5; empty skips), B7 (batch size; empty skips), ENERGY, ENERGY_SYSTEMS.
 set -uo pipefail
 out=${OUT:-/tmp/out}
