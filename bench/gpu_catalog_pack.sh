@@ -6,7 +6,10 @@
 # here: mkdir -p full/archive && cp ../shared/catalogs/exoplanet-archive-rv/{*.sys,*.vels,planets.csv}
 # full/archive/ && printf 'folder = archive\nplanets = planets.csv\n' > full/archive.cfg &&
 # tar cJf .gpu/full.tar.xz full. Settings: GEN, OPT, JOBS, LIMIT (s per run), MODES (packed seq conc),
-# DROP (targets left out, e.g. 55Cnc), TARGETS, EXTRA (more keys). Results in $OUT/pack.tar.
+# DROP (targets left out, e.g. 55Cnc), TARGETS, EXTRA (more keys), HOST_TARGETS (targets fitted on
+# the host's CPU cores instead, `backend = cpu` in a [target NAME] section each: the slowest ones,
+# whose single-thread GPU integrations bound the packed run; use with MODES=auto, as --pack on
+# would pack their CPU batches one launch at a time). Results in $OUT/pack.tar.
 set -uo pipefail
 out=${OUT:-/tmp/out}; r=/tmp/packr; mkdir -p "$out" $r
 cd .gpu
@@ -16,11 +19,15 @@ rm -rf full; tar xJf full.tar.xz
 { nvidia-smi --query-gpu=name,driver_version --format=csv; lscpu | grep 'Model name'; nproc; date; } | tee $r/machine.txt
 cd full
 [ -n "${DROP:-}" ] && for t in $DROP; do rm -f archive/${t}.sys archive/${t}_*.vels; done
-keys="--no-report backend=cuda generations=${GEN:-100} optimize=${OPT:-100} ess_target=0 threads=1 ${EXTRA:-}"
+# (backend in the description, not on the command line, whose keys override the targets' own)
+grep -q '^backend' archive.cfg || printf 'backend = cuda\n' >> archive.cfg
+for t in ${HOST_TARGETS:-}; do printf '\n[target %s]\nbackend = cpu\n' "$t" >> archive.cfg; done
+keys="--no-report generations=${GEN:-100} optimize=${OPT:-100} ess_target=0 threads=1 ${EXTRA:-}"
 save() { tar cf "$out/pack.tar" -C $r .; }
 for mode in ${MODES:-packed seq}; do
   case $mode in
     packed) flags="--jobs ${JOBS:-512} --pack on";;
+    auto) flags="--jobs ${JOBS:-512} --pack auto";;
     conc) flags="--jobs ${JOBS:-512} --pack off";;
     seq) flags="--jobs 1 --pack off";;
   esac
