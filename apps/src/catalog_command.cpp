@@ -25,6 +25,7 @@ int catalog_command(int argc, char** argv) {
   CatalogSettings s;
   std::string targets;
   bool check = false, no_report = false;
+  double pack_wait_ms = 50;
   options.add_options()("help,h", "show this help")(
       "config", po::value<std::string>(&s.description),
       "catalog description: folder = DIR and planets = FILE (a Systemic-format catalog), [target NAME] sections, "
@@ -37,14 +38,15 @@ int catalog_command(int argc, char** argv) {
       "targets fitted at once (threads; each fit keeps its own `threads`): on a GPU their launches share the card")(
       "pack", po::value<std::string>(&s.pack),
       "auto, on or off: the batches of the targets fitted at once share launches (auto: with --jobs > 1 on "
-      "backend=cuda)")("check", po::bool_switch(&check),
-                       "read and check every target, write the report and configurations; no fit")(
+      "backend=cuda)")("pack-wait", po::value<double>(&pack_wait_ms),
+                       "packed: ms a round of launches waits for a fit busy on the host (default 50)")(
+      "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit")(
       "no-report", po::bool_switch(&no_report), "no browser report (OUTPUT/report/index.html) at the end");
   po::variables_map vm;
   parse_command_line(argc, argv, options, &s.overrides, vm);
   if (vm.count("help")) {
     std::cout << "usage: swarmfit catalog --config FILE --output DIR [--targets A,B] [--max-targets N] [--jobs N] "
-                 "[--pack auto|on|off] [--check] "
+                 "[--pack auto|on|off] [--pack-wait MS] [--check] "
                  "[key=value ...]\n"
               << options
               << "\nThe key=value overrides apply to every target (fit and model keys, as `swarmfit "
@@ -55,19 +57,29 @@ int catalog_command(int argc, char** argv) {
   if (s.output.empty()) throw InputError("command line: --output DIR is required");
   if (vm.count("max-targets") && s.max_targets <= 0) throw InputError("command line: --max-targets must be > 0");
   s.check_only = check;
+  if (!(pack_wait_ms >= 0 && pack_wait_ms <= 10000))
+    throw InputError("command line: --pack-wait must be 0 to 10000 ms");
+  s.pack_wait = pack_wait_ms / 1e3;
   std::stringstream names(targets);
   for (std::string name; std::getline(names, name, ',');) {
     if (name.empty()) throw InputError("command line: --targets '" + targets + "' has an empty name");
     s.only.push_back(name);
   }
   if (vm.count("targets") && s.only.empty()) throw InputError("command line: --targets is empty");
+  // Targets fitted at once launch on as many CUDA streams; the driver maps streams onto 8
+  // hardware queues by default, where a short launch queued behind a long one waits for it
+  // (CUDA C++ Programming Guide, "Implicit Synchronization"). 32 is the most; set before CUDA
+  // starts (MpiWork picks the rank's device); a value in the environment is kept.
+  if (s.jobs > 1) setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::string who;
 #ifdef SWARMFIT_WITH_MPI
-  // Under mpirun: targets handed out by rank 0 to whichever rank asks; rank 0 writes the report,
-  // the configurations and the summary.
+  // Under mpirun: targets shared out by cost (packed) or handed out by rank 0 to whichever rank
+  // asks; rank 0 writes the report, the configurations and the summary.
   MpiWork mpi(nullptr, nullptr);
   if (mpi.active()) {
     s.primary = mpi.rank() == 0;
+    s.rank = mpi.rank();
+    s.ranks = mpi.size();
     s.next_target = [&mpi](long count) { return mpi.next(count); };
     s.barrier = [&mpi] { mpi.barrier(); };
     who = "rank " + std::to_string(mpi.rank()) + ": ";

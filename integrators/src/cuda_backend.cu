@@ -3,6 +3,7 @@
 // divisions and square roots are IEEE (no -use_fast_math), which keeps CPU and GPU within
 // round-off of each other (the reproducible kernels give the CPU's bits: cuda_common.cuh).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
@@ -20,13 +21,27 @@ void cuda_wait_blocking() {
   if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();  // (context exists)
 }
 
+namespace {
+std::atomic<int>& process_device() {  // cuda_use_device's choice; -1: none
+  static std::atomic<int> device{-1};
+  return device;
+}
+}  // namespace
+
 void cuda_use_device(int index) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
     cudaGetLastError();
     return;
   }
-  SWARMFIT_CUDA_CHECK(cudaSetDevice(((index % count) + count) % count));
+  const int device = ((index % count) + count) % count;
+  SWARMFIT_CUDA_CHECK(cudaSetDevice(device));
+  process_device().store(device);
+}
+
+void cuda_bind_thread() {
+  const int device = process_device().load();
+  if (device >= 0) SWARMFIT_CUDA_CHECK(cudaSetDevice(device));
 }
 
 bool cuda_available() {

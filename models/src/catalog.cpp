@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -1135,6 +1137,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   if (settings.pack != "auto" && settings.pack != "on" && settings.pack != "off")
     throw InputError("pack (--pack) must be auto, on or off, not '" + settings.pack + "'");
   if (settings.jobs > 1) cuda_wait_blocking();  // before any CUDA work: the fits' threads share the card
+  const auto set_up_start = std::chrono::steady_clock::now();
   CatalogOutcome outcome;
   outcome.targets = read_catalog(settings);
   auto say = [&](const std::string& line) {
@@ -1197,11 +1200,14 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     write_text(paths[k], catalog_target_config(t, data_files, shared));
   }
   if (settings.barrier) settings.barrier();
-  std::string command_line_refusal;
-  long accepted = 0;
-  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+  std::vector<std::string> refusals(outcome.targets.size());  // of a command-line value
+  std::vector<double> cost(outcome.targets.size(), 0.0);
+  // Each target's configuration loaded and checked (its integration step settled by integrating it
+  // at halved steps), on every core: one after another this took 38 s for the archive catalog, on
+  // every rank, before any fit.
+  auto check_target = [&](std::size_t k) {
     CatalogTarget& t = outcome.targets[k];
-    if (!t.skip.empty()) continue;
+    if (!t.skip.empty()) return;
     std::vector<std::string> overrides;
     if (!t.config.empty()) {
       for (const ConfigEntry& e : shared) overrides.push_back(e.key + "=" + e.value);
@@ -1222,8 +1228,12 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       read_fit_settings(*configs[k]);
       read_priors(*configs[k]);
       const ModelConfig& c = *configs[k];
-      LikelihoodProblem(c.data, *c.model, c.likelihood, c.values);  // the data against the model
-      ++accepted;
+      const LikelihoodProblem problem(c.data, *c.model, c.likelihood, c.values);  // the data against the model
+      // Its cost: one system's integration, steps x bodies^2 (a launch lasts as long as its slowest
+      // system, and a fit as long as its launches).
+      const RunRequest r = problem.run_request();
+      const double nb = c.model->num_bodies();
+      cost[k] = (r.step.time_step > 0 ? r.destination_time / r.step.time_step : 1.0) * nb * nb;
       if (!t.config.empty()) {  // what its configuration holds, for the report and the summary
         t.star_mass = c.values[c.model->index("star_mass")];
         t.config_points = static_cast<long>(c.data.rv.size() + c.data.transits.size());
@@ -1237,10 +1247,36 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     } catch (const InputError& e) {
       // A command-line value (an override, the same for every target) is the user's error, not
       // the target's: it stops the catalog before any work.
-      if (std::string(e.what()).rfind("command line", 0) == 0 && command_line_refusal.empty())
-        command_line_refusal = e.what();
+      if (std::string(e.what()).rfind("command line", 0) == 0) refusals[k] = e.what();
+      configs[k].reset();
       t.skip = std::string("its configuration is refused: ") + e.what();
     }
+  };
+  {
+    std::atomic<std::size_t> next_check{0};
+    std::vector<std::exception_ptr> errors(outcome.targets.size());  // other than InputError: rethrown here
+    auto checker = [&] {
+      cuda_bind_thread();  // (the rank's GPU, should a check touch it)
+      for (std::size_t k; (k = next_check++) < outcome.targets.size();) try {
+          check_target(k);
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+    };
+    const std::size_t helpers =
+        std::min<std::size_t>(outcome.targets.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+    std::vector<std::thread> pool;
+    for (std::size_t j = 0; j < helpers; ++j) pool.emplace_back(checker);
+    checker();
+    for (std::thread& t : pool) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  long accepted = 0;
+  std::string command_line_refusal;  // the first in the catalog's order
+  for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+    accepted += configs[k] != nullptr;
+    if (command_line_refusal.empty()) command_line_refusal = refusals[k];
   }
   // A command-line value no target accepts (walkers=-2, generations=abc) is the user's error: it
   // stops the catalog before any fit; one that only some targets refuse skips those.
@@ -1259,7 +1295,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     if (!packable || !wanted) continue;
     std::shared_ptr<LaunchPacker>& packer = packers[l.backend];
     // On the GPU a round's launches run at once, each on its stream: fast targets need not wait for slow ones.
-    if (!packer) packer = std::make_shared<LaunchPacker>(0.05, l.backend == "cuda");
+    if (!packer) packer = std::make_shared<LaunchPacker>(settings.pack_wait, l.backend == "cuda");
     l.packer = packer;
   }
   if (settings.primary) write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
@@ -1334,18 +1370,48 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
 
   const auto catalog_start = std::chrono::steady_clock::now();
   const long total = static_cast<long>(outcome.targets.size());
+  // Costliest first (longest processing time first, Graham 1969: a long target started last would
+  // set the catalog's wall; the fits do not depend on their order). Done and skipped ones cost 0.
+  for (long k = 0; k < total; ++k)
+    if (!outcome.targets[k].skip.empty() || fs::exists(result_file(k))) cost[k] = 0;
+  std::vector<long> order(total);
+  std::iota(order.begin(), order.end(), 0L);
+  std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return cost[a] > cost[b]; });
+  // Packed over ranks, each rank's share is fixed, each target going to the least loaded rank in
+  // that order (Graham's list scheduling): the rank's targets then share its launches from the
+  // start, where a queue would hand the first rank to ask as many as it has threads.
+  const bool shared_out = !packers.empty() && settings.ranks > 1;
+  if (shared_out) {
+    std::vector<double> load(settings.ranks, 0.0);
+    std::vector<long> mine;
+    for (const long k : order) {
+      const long r = std::min_element(load.begin(), load.end()) - load.begin();
+      load[r] += std::max(cost[k], 1.0);
+      if (r == settings.rank) mine.push_back(k);
+    }
+    order = mine;
+    // Every rank's share comes from the same costs only if no rank has written a result (which
+    // zeroes a target's cost above) before the slowest has read them: 4 ranks whose set-up took
+    // 42-47 s left a target to none.
+    if (settings.barrier) settings.barrier();
+  }
   std::mutex mutex;  // the queue, the counters and the messages
   long next = 0;
+  long handed = 0;  // order[0, handed) handed out, by this process or (the queue) another
   bool exhausted = false;
-  // The next target to fit: the next in order, or (MPI) the queue's; once it says none is left,
-  // this process's other threads stop asking.
+  // The next target to fit: the next in order, or (MPI, not packed) the queue's; once none is
+  // left, this process's other threads stop asking.
   auto take = [&]() -> long {
     if (exhausted || outcome.interrupted) return -1;
-    const long k = settings.next_target ? settings.next_target(total) : next < total ? next++ : -1;
-    exhausted = k < 0;
-    return k;
+    const long n = static_cast<long>(order.size());
+    const long i = settings.next_target && !shared_out ? settings.next_target(n) : next < n ? next++ : -1;
+    exhausted = i < 0;
+    if (i < 0) return -1;
+    handed = std::max(handed, i + 1);
+    return order[i];
   };
   auto work = [&] {
+    cuda_bind_thread();  // this rank's GPU (a new thread starts on device 0)
     for (;;) {
       long k;
       {
@@ -1366,7 +1432,8 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
                               : outcome.failed);
       // ETA from the targets fitted in this sitting, over the targets not yet handed out.
       long left = 0;
-      for (long j = k + 1; j < total; ++j) left += outcome.targets[j].skip.empty() && !fs::exists(result_file(j));
+      for (long i = handed; i < static_cast<long>(order.size()); ++i)
+        left += outcome.targets[order[i]].skip.empty() && !fs::exists(result_file(order[i]));
       const long fitted_now = outcome.fitted + outcome.failed;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
       char line[400];
@@ -1390,6 +1457,14 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     outcome.packing.batches += p.batches;
     outcome.packing.systems += p.systems;
     outcome.packing.seconds += p.seconds;
+  }
+  {
+    const double set_up = std::chrono::duration<double>(catalog_start - set_up_start).count();
+    const double fits = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
+    char line[200];
+    std::snprintf(line, sizeof line, "time: set-up %.1f s (reading, checks, integration steps), fits %.1f s", set_up,
+                  fits);
+    say(line);
   }
   if (outcome.packing.rounds > 0) {
     char line[300];

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "swarmfit/integrators/registry.hpp"
 #include "swarmfit/models/status.hpp"
@@ -25,66 +26,102 @@ std::string StepCheck::describe() const {
   return line;
 }
 
-StepCheck check_time_step(const Dataset& data, const PlanetaryModel& model, LikelihoodSettings settings,
-                          const std::vector<double>& params) {
-  StepCheck check;
-  check.automatic = !(settings.time_step > 0);
+namespace {
+
+// The model of one parameter set integrated at one step (one system on one CPU thread: a team of
+// threads would wait for one of them), at the data.
+struct StepModel {
+  double time_step = 0;
+  int status = 0;
+  ModelCurves curves;
+  std::vector<double> transit_errors;  // of the problem's transit rows (the curves' order)
+};
+
+StepModel model_at(const Dataset& data, const PlanetaryModel& model, LikelihoodSettings settings,
+                   const std::vector<double>& params) {
   settings.backend = "cpu";
+  settings.threads = 1;
   settings.packer.reset();
-  const LikelihoodProblem coarse(data, model, settings, params);
-  check.time_step = coarse.time_step();
+  const LikelihoodProblem problem(data, model, settings, params);
+  StepModel m;
+  m.time_step = problem.time_step();
+  if (data.rv.empty() && data.transits.empty()) return m;
+  double lnl = 0;
+  problem.evaluate(params.data(), 1, &lnl, &m.status, &m.curves);
+  for (const TransitObservation& row : problem.transit_rows()) m.transit_errors.push_back(row.error);
+  return m;
+}
+
+// The check of `coarse` against the same model at half its step.
+StepCheck compare(const Dataset& data, const StepModel& coarse, const StepModel& fine, bool automatic) {
+  StepCheck check;
+  check.automatic = automatic;
+  check.time_step = coarse.time_step;
   if (data.rv.empty() && data.transits.empty()) return check;
-  settings.time_step = 0.5 * coarse.time_step();
-  const LikelihoodProblem fine(data, model, settings, params);
-  double lnl[2];
-  int status[2];
-  ModelCurves a, b;
-  coarse.evaluate(params.data(), 1, &lnl[0], &status[0], &a);
-  fine.evaluate(params.data(), 1, &lnl[1], &status[1], &b);
-  check.status = status[0] != 0 ? status[0] : status[1];
+  check.status = coarse.status != 0 ? coarse.status : fine.status;
   if (check.status != 0) return check;
   check.done = true;
-  const auto& rows = coarse.transit_rows();
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    const double ta = a.transits[k], tb = b.transits[k];
+  for (std::size_t k = 0; k < coarse.transit_errors.size(); ++k) {
+    const double ta = coarse.curves.transits[k], tb = fine.curves.transits[k];
     if (std::isnan(ta) && std::isnan(tb)) continue;  // missed at both steps
-    const double change = std::abs(ta - tb) / rows[k].error;
+    const double change = std::abs(ta - tb) / coarse.transit_errors[k];
     check.transit_change =
         std::isfinite(change) ? std::max(check.transit_change, change) : std::numeric_limits<double>::infinity();
   }
   for (std::size_t k = 0; k < data.rv.size(); ++k) {
-    const double change = std::abs(a.rv[k] - b.rv[k]) / data.rv[k].error;
+    const double change = std::abs(coarse.curves.rv[k] - fine.curves.rv[k]) / data.rv[k].error;
     check.rv_change =
         std::isfinite(change) ? std::max(check.rv_change, change) : std::numeric_limits<double>::infinity();
   }
   return check;
 }
 
+LikelihoodSettings at_step(LikelihoodSettings settings, double time_step) {
+  settings.time_step = time_step;
+  return settings;
+}
+
+}  // namespace
+
+StepCheck check_time_step(const Dataset& data, const PlanetaryModel& model, LikelihoodSettings settings,
+                          const std::vector<double>& params) {
+  const StepModel coarse = model_at(data, model, settings, params);
+  if (data.rv.empty() && data.transits.empty()) return compare(data, coarse, coarse, !(settings.time_step > 0));
+  const StepModel fine = model_at(data, model, at_step(settings, 0.5 * coarse.time_step), params);
+  return compare(data, coarse, fine, !(settings.time_step > 0));
+}
+
 StepCheck settle_time_step(const Dataset& data, const PlanetaryModel& model, LikelihoodSettings& settings,
                            const std::vector<double>& params, const std::string& integrator_origin) {
-  StepCheck check = check_time_step(data, model, settings, params);
+  const bool automatic = !(settings.time_step > 0);
+  StepModel coarse = model_at(data, model, settings, params);
+  if (data.rv.empty() && data.transits.empty()) return compare(data, coarse, coarse, automatic);
+  StepModel fine = model_at(data, model, at_step(settings, 0.5 * coarse.time_step), params);
+  StepCheck check = compare(data, coarse, fine, automatic);
   // An adaptive scheme's step is its own (time_step only caps it): halving the cap cannot help.
   const IntegratorInfo* info = find_integrator(settings.integrator);
-  if (!check.automatic || check.passed() || (info && info->adaptive)) return check;
+  if (!automatic || check.passed() || (info && info->adaptive)) return check;
   const double first = check.time_step;
   LikelihoodSettings probe = settings;
   probe.backend = "cpu";
   probe.packer.reset();
   const LikelihoodProblem problem(data, model, probe, params);
   const double duration = problem.end_time() - problem.reference_epoch();
+  // Halved until it passes: each step integrated once (the finer model of one check is the coarser
+  // of the next).
   for (int k = 1; k <= kMaxStepHalvings; ++k) {
-    LikelihoodSettings finer = settings;
-    finer.time_step = std::ldexp(first, -k);
-    if (!(duration / finer.time_step <= kMaxModelSteps))
+    const double step = std::ldexp(first, -k);
+    if (!(duration / step <= kMaxModelSteps))
       throw InputError(integrator_origin + ": key 'integrator': " + settings.integrator + " at " +
                        std::to_string(check.time_step) + " d still changes the model at half the step by " +
                        std::to_string(check.worst()) + " data errors, and a finer step takes more than 1e8 steps: " +
                        "set time_step explicitly or choose another integrator");
-    StepCheck next = check_time_step(data, model, finer, params);
-    next.automatic = true;
+    coarse = std::move(fine);
+    fine = model_at(data, model, at_step(settings, 0.5 * step), params);
+    StepCheck next = compare(data, coarse, fine, true);
     next.halvings = k;
     if (next.passed()) {
-      settings.time_step = finer.time_step;
+      settings.time_step = step;
       return next;
     }
     check = next;

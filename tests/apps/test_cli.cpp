@@ -1333,6 +1333,17 @@ TEST_F(CatalogCli, TwoMpiRanksGiveTheSummaryOfOne) {
   const std::string log = slurp(dir_ / "mpi.log");
   EXPECT_NE(log.find("5 targets, 2 skipped"), std::string::npos) << log;
   EXPECT_EQ(summary_without_time(two), summary_without_time(one)) << log;
+  // Packed, each rank fits a fixed share balanced by cost (not the queue): both fit, same summary.
+  const fs::path packed = dir_ / "packed";
+  const std::string packed_command =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 " +
+      std::string(SWARMFIT_BINARY) + " catalog --no-report --jobs 2 --pack on --config " + catalog + " --output " +
+      packed.string() + kShort + " > " + (dir_ / "packed.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(packed_command.c_str()), 0) << slurp(dir_ / "packed.log");
+  const std::string packed_log = slurp(dir_ / "packed.log");
+  EXPECT_EQ(packed_log.find(" 0 fitted now"), std::string::npos) << packed_log;  // no rank idle
+  EXPECT_NE(packed_log.find("rank 1: "), std::string::npos) << packed_log;
+  EXPECT_EQ(summary_without_time(packed), summary_without_time(one)) << packed_log;
 }
 
 // Killed with SIGKILL at random moments and started again, the catalog ends with the summary of an

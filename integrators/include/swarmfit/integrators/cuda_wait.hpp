@@ -14,4 +14,10 @@ void cuda_wait_blocking();
 // without CUDA or without a device.
 void cuda_use_device(int index);
 
+// The CUDA runtime's current device belongs to a host thread, and a thread the process starts
+// begins on device 0: a thread that will do CUDA work calls this first to use the process's device
+// (cuda_use_device's; nothing if none was chosen). Without it, every rank's worker threads
+// launched on GPU 0.
+void cuda_bind_thread();
+
 }  // namespace swarmfit

@@ -124,10 +124,16 @@ struct CatalogSettings {
   // launches. "auto": with jobs > 1, the targets on backend=cuda (not reproducible); "on": every
   // target (a packer per backend); "off": each target's batches are launched on their own.
   std::string pack = "auto";
+  // How long a round of packed launches waits for a fit busy on the host before it goes without
+  // its batch (LaunchPacker's max_wait), seconds.
+  double pack_wait = 0.05;
   // Work spread over processes (MPI ranks, apps/src/mpi_work.hpp); unset, one process does it all.
-  // The primary writes the report, configurations and summary; next_target(count) hands out the
-  // next target to fit (-1: none left), to whichever process asks first; barrier() waits for all.
+  // The primary writes the report, configurations and summary; barrier() waits for all. Targets
+  // go out costliest first. Packed, each rank fits a fixed share, balanced by the targets' costs
+  // (rank of ranks; its targets share its launches from the start); otherwise next_target(count)
+  // hands out the next of [0, count) to whichever process asks first (-1: none left).
   bool primary = true;
+  int rank = 0, ranks = 1;
   std::function<long(long)> next_target;
   std::function<void()> barrier;
 };
