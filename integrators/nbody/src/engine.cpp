@@ -76,6 +76,7 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
   batch_.a.resize(3 * static_cast<std::size_t>(n));
   batch_.j.resize(order == 8 ? 3 * static_cast<std::size_t>(n) : 0);
   // Per body, independent: threads for large active sets (the results do not depend on them).
+  const auto predict_start = std::chrono::steady_clock::now();
   const int predict_threads = host_threads(n, 50);
 #pragma omp parallel for schedule(static) num_threads(predict_threads) if (predict_threads > 1)
   for (int k = 0; k < n; ++k) {
@@ -86,6 +87,7 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
   }
   out.resize(n, order);
   const auto start = std::chrono::steady_clock::now();
+  counters_.predict_seconds += std::chrono::duration<double>(start - predict_start).count();
   backend_->forces(t, order, settings_.softening * settings_.softening, slice_, batch_, out);
   if (reduce_) {
     const auto reduce_start = std::chrono::steady_clock::now();
@@ -207,6 +209,7 @@ void BlockHermite::step_order() {
       members.clear();
     }
   forces(t_next, active_, Order, result_);
+  const auto correct_start = std::chrono::steady_clock::now();
   // The correctors, per body and independent: threads for large active sets; then, in order, the
   // new steps (a refusal names the first body in index order, whatever the threads).
   const int na = static_cast<int>(active_.size());
@@ -247,13 +250,17 @@ void BlockHermite::step_order() {
       if (!members.empty()) merge_into(levels_[exponent], members);
   }
   // The backend's copy of the massive active bodies.
+  const auto update_start = std::chrono::steady_clock::now();
+  counters_.correct_seconds += std::chrono::duration<double>(update_start - correct_start).count();
   const auto massive_end = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(bodies_.num_massive));
   if (massive_end != active_.begin())
     backend_->update(std::vector<int>(active_.begin(), massive_end), bodies_.state, bodies_.time);
+  const auto step_end = std::chrono::steady_clock::now();
+  counters_.update_seconds += std::chrono::duration<double>(step_end - update_start).count();
   time_ = t_next;
   counters_.block_steps += 1;
   counters_.body_steps += static_cast<double>(active_.size());
-  counters_.step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  counters_.step_seconds += std::chrono::duration<double>(step_end - start).count();
 }
 
 void BlockHermite::run_until(double t_end, const std::function<void()>& after_step) {

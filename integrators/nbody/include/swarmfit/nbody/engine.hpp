@@ -58,6 +58,10 @@ struct NbodyCounters {
   double force_seconds = 0;   // wall time in the force backend and the ranks' reduction
   double reduce_seconds = 0;  // of which the reduction (MPI)
   double step_seconds = 0;    // wall time of the block steps, forces included
+  // The block steps' host work, which every rank repeats (of step_seconds, outside forces):
+  double predict_seconds = 0;  // the active bodies predicted to the block time
+  double correct_seconds = 0;  // their correctors, new steps and levels
+  double update_seconds = 0;   // the force backend's copy of them (the GPU's: pack, upload, scatter)
 };
 
 // Adds the partial force sums of the ranks, in place, identically on every rank (MPI_Allreduce).
