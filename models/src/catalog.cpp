@@ -1273,7 +1273,8 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       if (e) std::rethrow_exception(e);
   }
   long accepted = 0;
-  std::string command_line_refusal;  // the first in the catalog's order
+  const double total_cost = std::accumulate(cost.begin(), cost.end(), 0.0);  // the accepted targets'
+  std::string command_line_refusal;                                    // the first in the catalog's order
   for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
     accepted += configs[k] != nullptr;
     if (command_line_refusal.empty()) command_line_refusal = refusals[k];
@@ -1300,6 +1301,9 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   }
   if (settings.primary) write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
   if (settings.check_only) {
+    char line[120];
+    std::snprintf(line, sizeof line, "a likelihood of every target: %.4g steps x bodies^2", total_cost);
+    say(line);
     for (const CatalogTarget& t : outcome.targets) outcome.skipped += !t.skip.empty();
     return outcome;
   }
@@ -1462,8 +1466,10 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     const double set_up = std::chrono::duration<double>(catalog_start - set_up_start).count();
     const double fits = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
     char line[200];
-    std::snprintf(line, sizeof line, "time: set-up %.1f s (reading, checks, integration steps), fits %.1f s", set_up,
-                  fits);
+    std::snprintf(line, sizeof line,
+                  "time: set-up %.1f s (reading, checks, integration steps), fits %.1f s; a likelihood of every "
+                  "target: %.4g steps x bodies^2",
+                  set_up, fits, total_cost);
     say(line);
   }
   if (outcome.packing.rounds > 0) {

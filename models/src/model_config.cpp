@@ -117,8 +117,11 @@ po::options_description model_keys() {
       "time_step", po::value<double>()->default_value(0.0),
       "days (0: chosen for the integrator: the shortest period / 20 for mvs, whfast and saba4, / 100 for rkck, "
       "/ 200 for hermite, / 2000 for leapfrog, halved until the model changes by less than 0.1 data errors at "
-      "half the step)")("mvs_coordinates", po::value<std::string>()->default_value("jacobi"),
-                        "mvs: jacobi (drift-kick-drift, with symplectic correctors) or democratic_heliocentric")(
+      "half the step)")("step_choice", po::value<std::string>()->default_value("refine"),
+                        "with time_step = 0: refine (the default step, halved until it passes the check) or "
+                        "largest (also doubled, up to 4x, while the doubled step passes)")(
+      "mvs_coordinates", po::value<std::string>()->default_value("jacobi"),
+      "mvs: jacobi (drift-kick-drift, with symplectic correctors) or democratic_heliocentric")(
       "mvs_corrector", po::value<int>()->default_value(3), "mvs jacobi: symplectic corrector order: 0, 3, 5 or 7")(
       "marginalize_offsets", po::value<bool>()->default_value(false),
       "integrate the RV offsets out analytically (uniform prior) instead of fitting them")(
@@ -350,6 +353,7 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   L.time_step = c.vm["time_step"].as<double>();
   if (!(L.time_step >= 0) || !std::isfinite(L.time_step))
     throw InputError(origin("time_step") + ": key 'time_step' must be >= 0 and finite");
+  L.step_choice = choice("step_choice", {"refine", "largest"});
   L.mvs_jacobi = choice("mvs_coordinates", {"democratic_heliocentric", "jacobi"}) == "jacobi";
   L.mvs_corrector = c.vm["mvs_corrector"].as<int>();
   if (L.mvs_corrector != 0 && L.mvs_corrector != 3 && L.mvs_corrector != 5 && L.mvs_corrector != 7)

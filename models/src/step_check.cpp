@@ -20,7 +20,10 @@ std::string StepCheck::describe() const {
     std::snprintf(line, sizeof line,
                   "step %.6g d%s: at half the step, transit times change by %.3g sigma, RVs by %.3g sigma at most "
                   "(%s: tolerance %.2g sigma)",
-                  time_step, halvings ? (" (the default / " + std::to_string(1 << halvings) + ")").c_str() : "",
+                  time_step,
+                  halvings    ? (" (the default / " + std::to_string(1 << halvings) + ")").c_str()
+                  : doublings ? (" (the default x " + std::to_string(1 << doublings) + ")").c_str()
+                              : "",
                   transit_change, rv_change, passed() ? "ok" : "STEP TOO LARGE", kStepCheckTolerance);
   }
   return line;
@@ -100,7 +103,22 @@ StepCheck settle_time_step(const Dataset& data, const PlanetaryModel& model, Lik
   StepCheck check = compare(data, coarse, fine, automatic);
   // An adaptive scheme's step is its own (time_step only caps it): halving the cap cannot help.
   const IntegratorInfo* info = find_integrator(settings.integrator);
-  if (!automatic || check.passed() || (info && info->adaptive)) return check;
+  if (!automatic || (info && info->adaptive)) return check;
+  if (check.passed()) {
+    if (settings.step_choice != "largest" || !check.done) return check;
+    // Wider while the model at the wider step stays within the tolerance of the model at its half
+    // (the step from which it was doubled): the same test as the default's, at the wider step.
+    for (int k = 1; k <= kMaxStepDoublings; ++k) {
+      StepModel wider = model_at(data, model, at_step(settings, std::ldexp(coarse.time_step, 1)), params);
+      StepCheck next = compare(data, wider, coarse, true);
+      if (!next.passed() || !next.done) break;
+      next.doublings = k;
+      settings.time_step = wider.time_step;
+      check = next;
+      coarse = std::move(wider);
+    }
+    return check;
+  }
   const double first = check.time_step;
   LikelihoodSettings probe = settings;
   probe.backend = "cpu";

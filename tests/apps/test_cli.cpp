@@ -1009,6 +1009,60 @@ TEST_F(FitCli, EverySchemesDefaultStepPredictsTheSameTransitTimes) {
       << coarse.err;
 }
 
+// step_choice = largest widens a default step while the check at the wider step passes: the
+// demo's RVs alone take 4x the step (P_b / 5) and a model within the check's tolerance of the
+// default step's; with its transits (which move by 0.111 sigma at 2x) the step stays the default.
+TEST_F(FitCli, LargestStepChoiceWidensOnlyWhereTheCheckPasses) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string params = " --params " + source + "/examples/demo/data/truth.csv";
+  const Result with_transits = run("predict --config " + source + "/examples/demo/fit.cfg" + params + " --output " +
+                                   (dir_ / "transits").string() + " step_choice=largest");
+  ASSERT_EQ(with_transits.exit_code, 0) << with_transits.err;
+  EXPECT_NE(with_transits.out.find("integration  step 0.49 d: "), std::string::npos) << with_transits.out;
+  // The demo's configuration without its transit files.
+  std::string text, line;
+  {
+    std::ifstream in(source + "/examples/demo/fit.cfg");
+    bool skipping = false;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line[0] == '[') skipping = line.rfind("[transits", 0) == 0;
+      if (line.rfind("file = data/", 0) == 0) line = "file = " + source + "/examples/demo/data/" + line.substr(12);
+      if (!skipping) text += line + "\n";
+    }
+  }
+  const fs::path config = dir_ / "rv_only.cfg";
+  std::ofstream(config) << text;
+  auto model_rvs = [&](const std::string& choice) {
+    const Result r = run("predict --config " + config.string() + params + " --output " + (dir_ / choice).string() +
+                         " step_choice=" + choice);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("(ok: tolerance 0.1 sigma)"), std::string::npos) << r.out;
+    if (choice == "largest") EXPECT_NE(r.out.find("step 1.96 d (the default x 4)"), std::string::npos) << r.out;
+    std::vector<std::pair<double, double>> rvs;  // model, error
+    std::ifstream in(dir_ / choice / "rv_data.csv");
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::istringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      rvs.emplace_back(std::stod(f[5]), std::stod(f[4]));
+    }
+    return rvs;
+  };
+  const auto refined = model_rvs("refine"), widest = model_rvs("largest");
+  ASSERT_EQ(refined.size(), widest.size());
+  ASSERT_GT(refined.size(), 10u);
+  double worst = 0;
+  for (std::size_t k = 0; k < refined.size(); ++k)
+    worst = std::max(worst, std::abs(widest[k].first - refined[k].first) / refined[k].second);
+  EXPECT_GT(worst, 0.0);   // a different step
+  EXPECT_LT(worst, 0.15);  // within the check's tolerance over the two doublings (0.1 + 0.1 / 4 + ...)
+  const Result bad = run("predict --config " + config.string() + params + " --output " + (dir_ / "bad").string() +
+                         " step_choice=widest");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("step_choice"), std::string::npos) << bad.err;
+}
+
 // Fixed-step runs whose energy drifts get a status of their own (energy_error, 32), in the
 // summary and the output file; the same run at a step that conserves energy stays ok.
 TEST_F(FitCli, EnergyDriftPastTheToleranceHasItsOwnStatus) {

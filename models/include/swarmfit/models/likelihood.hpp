@@ -21,6 +21,10 @@ struct LikelihoodSettings {
   bool mvs_jacobi = true;  // mvs: Jacobi (with the drift-kick-drift kernel) or democratic heliocentric
   int mvs_corrector = 3;   // mvs Jacobi: symplectic corrector order (0, 3, 5, 7); 3 as TTVFast (bench/RESULTS.md)
   double time_step = 0.0;  // days; <= 0: default_step_fraction(integrator) x the shortest period
+  // With time_step <= 0, how settle_time_step (step_check.hpp) chooses the step: "refine" (the
+  // default step, halved until the step check passes) or "largest" (also doubled, at most
+  // kMaxStepDoublings times, while the check at the doubled step passes).
+  std::string step_choice = "refine";
   double star_radius = units_solar_radius();  // AU; a conjunction farther from the star's centre is no transit
   bool marginalize_offsets = false;
   double student_nu = 0.0;  // > 0: Student-t transit-time likelihood with nu degrees of freedom

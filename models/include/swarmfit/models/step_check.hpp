@@ -18,6 +18,10 @@ constexpr double kStepCheckTolerance = 0.1;  // of the data's errors
 // the shortest periods take ~1e6). The step check's refinement stops there too.
 constexpr double kMaxModelSteps = 1e8;
 constexpr int kMaxStepHalvings = 10;  // a default step is refined at most 2^10 times
+// step_choice = largest: a default step is widened at most 2^2 times (the Kepler-splitting
+// schemes' P / 20 to P / 5: past that a step no longer resolves the shortest orbit, and the check
+// at one parameter set would be all that stands between the fit and a wrong map).
+constexpr int kMaxStepDoublings = 2;
 
 struct StepCheck {
   bool done = false;          // false: no data, or the model could not be integrated (status)
@@ -26,6 +30,7 @@ struct StepCheck {
   double rv_change = 0;       // max |RV(h) - RV(h/2)| / sigma over the RV points
   int status = 0;             // the model's status at the step (model_status_name), when not done
   int halvings = 0;           // times the scheme's default step was halved to pass
+  int doublings = 0;          // step_choice = largest: times it was doubled, every doubled step passing
   bool automatic = true;      // the step was chosen here (key time_step = 0)
   double worst() const { return transit_change > rv_change ? transit_change : rv_change; }
   bool passed() const { return !done || worst() <= kStepCheckTolerance; }
@@ -39,9 +44,12 @@ StepCheck check_time_step(const Dataset& data, const PlanetaryModel& model, Like
                           const std::vector<double>& params);
 
 // With settings.time_step = 0: the scheme's default step, halved until the check passes (at most
-// kMaxStepHalvings times; InputError naming the integrator's origin, FILE:LINE, past that). With a step given: that
-// step, checked (the caller reports a failed check). Either way settings.time_step is left as the
-// step to use (0 where the default passed as it is, so that runs stay bitwise those of before).
+// kMaxStepHalvings times; InputError naming the integrator's origin, FILE:LINE, past that); with
+// settings.step_choice = "largest" a default step that passes is doubled while the check at the
+// doubled step passes (at most kMaxStepDoublings times; not for adaptive schemes). With a step
+// given: that step, checked (the caller reports a failed check). Either way settings.time_step is
+// left as the step to use (0 where the default passed as it is, so that runs stay bitwise those of
+// before).
 StepCheck settle_time_step(const Dataset& data, const PlanetaryModel& model, LikelihoodSettings& settings,
                            const std::vector<double>& params, const std::string& integrator_origin);
 
