@@ -1263,8 +1263,9 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
           errors[k] = std::current_exception();
         }
     };
-    const std::size_t helpers =
-        std::min<std::size_t>(outcome.targets.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+    const std::size_t workers =
+        std::min<std::size_t>(outcome.targets.size(), std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t helpers = workers > 0 ? workers - 1 : 0;
     std::vector<std::thread> pool;
     for (std::size_t j = 0; j < helpers; ++j) pool.emplace_back(checker);
     checker();
@@ -1274,7 +1275,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   }
   long accepted = 0;
   const double total_cost = std::accumulate(cost.begin(), cost.end(), 0.0);  // the accepted targets'
-  std::string command_line_refusal;                                    // the first in the catalog's order
+  std::string command_line_refusal;                                          // the first in the catalog's order
   for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
     accepted += configs[k] != nullptr;
     if (command_line_refusal.empty()) command_line_refusal = refusals[k];
