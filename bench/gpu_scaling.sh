@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Issue 38 (and 33, 34, 36): C1, B8 and the TRAPPIST-1 fit on 1, 2 and 4 GPUs of one host, each
+# with its 1-GPU baseline in the same call; the machine, `nvidia-smi topo -m` and every command's
+# closing time lines in $OUT/scaling.txt (whole commands timed from outside with date +%s%N).
+# Run on the device machine from the repository root, with a bundle folder B (default .gpu/x4)
+# holding swarmfit.xz (a stripped build with -DSWARMFIT_CUDA=ON -DSWARMFIT_MARCH=x86-64-v3
+# -DCMAKE_CUDA_ARCHITECTURES=90, xz -9e), libs.tar.xz (../shared/tools/gpu-bundle, without cuFFT),
+# mpi.tar.xz and mpi_env.sh (bench/gpu_mpi_bundle.sh), full.tar.xz (the archive catalog, as
+# bench/gpu_catalog_pack.sh makes it) and, for the fit, shared/data/TRAPPIST-1 (a copy of
+# ../shared/data/TRAPPIST-1). Carry B. The scripts this session's runs used were this one's parts.
+# Settings: RUNS (any of c1 b8 t1; default all), GPUS (default "1 2 4"), C1_GEN (50), C1_KEYS
+# (more catalog keys, e.g. step_choice=largest), C1_LIMIT (s a run, 200), B8_T (0.03125),
+# B8_LIMIT (200), T1_GEN (40).
+set -uo pipefail
+R=$(pwd); B=$R/${B:-.gpu/x4}; OUT=${OUT:-/tmp/out}; W=/tmp/scaling; mkdir -p "$OUT" $W
+exec > >(tee "$OUT/scaling.txt") 2>&1
+cd "$B" && source ./mpi_env.sh || exit 1
+export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:$LD_LIBRARY_PATH
+cd $W && xz -dc "$B/swarmfit.xz" > swarmfit && chmod +x swarmfit || exit 1
+nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader; lscpu | grep "Model name"
+nproc; date -u; nvidia-smi topo -m
+ms() { date +%s%N | cut -c1-13; }
+gpus=${GPUS:-1 2 4}
+util() { nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader -lms 1000 > "$1" & echo $!; }
+mean_util() { awk -F', ' '{gsub(/ %/,"",$2); s[$1]+=$2; n[$1]++} END {for (i in s) printf "%s:%.0f%% ", i, s[i]/n[i]}' "$1"; }
+
+if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
+  rm -rf $W/full && tar -C $W -xJf "$B/full.tar.xz" && rm -f $W/full/archive/55Cnc.sys $W/full/archive/55Cnc_*.vels
+  echo "== C1: the archive catalog but 55 Cnc, ${C1_GEN:-50} generations after a 20-iteration optimiser, packed"
+  for r in $gpus; do
+    o=$W/c1_$r; rm -rf $o; s=$(ms); u=$(util $W/util_c1_$r.txt)
+    (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} mpirun -np $r ../swarmfit catalog --config archive.cfg --output $o \
+      --no-report --jobs $((512 / r)) --pack on backend=cuda generations=${C1_GEN:-50} optimize=20 ess_target=0 \
+      threads=1 ${C1_KEYS:-} > $o.log 2>&1)
+    rc=$?; kill $u
+    echo "c1 gpus=$r rc=$rc wall_ms=$(( $(ms) - s )) utilisation $(mean_util $W/util_c1_$r.txt)"
+    grep -E "time:|packing:" $o.log
+    [ -f $o/summary.csv ] && echo "  summary md5 (seconds aside) $(cut -d, -f1-5,7- $o/summary.csv | md5sum | cut -c1-8)"
+  done
+fi
+
+if [[ " ${RUNS:-c1 b8 t1} " == *" b8 "* ]]; then
+  echo "== B8: swarmfit nbody, Plummer N = 2^20, order 4, T = ${B8_T:-0.03125}"
+  export OMP_WAIT_POLICY=passive
+  for r in $gpus; do
+    s=$(ms)
+    timeout -s TERM ${B8_LIMIT:-200} mpirun -np $r -x OMP_WAIT_POLICY ./swarmfit nbody n=1048576 order=4 \
+      softening=3.814697265625e-06 max_step=0.0078125 t_end=${B8_T:-0.03125} snapshot_interval=${B8_T:-0.03125} \
+      backend=cuda output=$W/b8_$r overwrite=true --quiet 2>&1 | tail -3
+    echo "b8 gpus=$r wall_ms=$(( $(ms) - s ))"
+  done
+fi
+
+if [[ " ${RUNS:-c1 b8 t1} " == *" t1 "* ]]; then
+  echo "== TRAPPIST-1 (examples/trappist1.cfg), ${T1_GEN:-40} generations, no optimiser"
+  mkdir -p $W/main/examples/data $W/shared && cp -r "$B/shared/data" $W/shared/ && cp "$R"/examples/*.cfg $W/main/examples/ \
+    && cp "$R"/examples/data/*.cfg $W/main/examples/data/
+  for r in $gpus; do
+    s=$(ms)
+    (cd $W/main/examples && timeout -s TERM 200 mpirun -np $r ../../swarmfit fit --config trappist1.cfg backend=cuda optimize=0 \
+      generations=${T1_GEN:-40} check_every=100000 output=$W/t1_$r.h5 overwrite=true progress=off predictive_draws=0 \
+      > $W/t1_$r.log 2>&1)
+    echo "trappist1 gpus=$r rc=$? wall_ms=$(( $(ms) - s ))"; grep -E "generations in|sampling" $W/t1_$r.log
+  done
+fi
+date -u
