@@ -80,6 +80,7 @@ int catalog_command(int argc, char** argv) {
     s.primary = mpi.rank() == 0;
     s.rank = mpi.rank();
     s.ranks = mpi.size();
+    s.local_ranks = mpi.local_size();
     s.next_target = [&mpi](long count) { return mpi.next(count); };
     s.barrier = [&mpi] { mpi.barrier(); };
     who = "rank " + std::to_string(mpi.rank()) + ": ";

@@ -39,9 +39,9 @@ void cuda_use_device(int index) {
   process_device().store(device);
 }
 
-void cuda_bind_thread() {
+void cuda_bind_thread() noexcept {
   const int device = process_device().load();
-  if (device >= 0) SWARMFIT_CUDA_CHECK(cudaSetDevice(device));
+  if (device >= 0 && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
 }
 
 bool cuda_available() {

@@ -14,7 +14,7 @@ void throw_no_cuda_backend() {
 
 void cuda_wait_blocking() {}
 void cuda_use_device(int) {}
-void cuda_bind_thread() {}
+void cuda_bind_thread() noexcept {}
 bool cuda_available() { return false; }
 std::string cuda_device_name() { return "none (built without CUDA)"; }
 bool cuda_threads_per_body(SchemeId, int, CudaLayout, bool) { return false; }

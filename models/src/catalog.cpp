@@ -1263,8 +1263,9 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
           errors[k] = std::current_exception();
         }
     };
-    const std::size_t workers =
-        std::min<std::size_t>(outcome.targets.size(), std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());  // this rank's share of them
+    const std::size_t workers = std::min<std::size_t>(
+        outcome.targets.size(), std::max<std::size_t>(1, cores / std::max(1, settings.local_ranks)));
     const std::size_t helpers = workers > 0 ? workers - 1 : 0;
     std::vector<std::thread> pool;
     for (std::size_t j = 0; j < helpers; ++j) pool.emplace_back(checker);
@@ -1395,11 +1396,11 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       if (r == settings.rank) mine.push_back(k);
     }
     order = mine;
-    // Every rank's share comes from the same costs only if no rank has written a result (which
-    // zeroes a target's cost above) before the slowest has read them: 4 ranks whose set-up took
-    // 42-47 s left a target to none.
-    if (settings.barrier) settings.barrier();
   }
+  // Every rank's order (and share) comes from the same costs only if no rank has written a result
+  // (which zeroes a target's cost above) before the slowest has read them: 4 ranks whose set-up
+  // took 42-47 s left a target to none. (The queue hands out positions in the order: the same.)
+  if (settings.barrier) settings.barrier();
   std::mutex mutex;  // the queue, the counters and the messages
   long next = 0;
   long handed = 0;  // order[0, handed) handed out, by this process or (the queue) another

@@ -17,7 +17,8 @@ void cuda_use_device(int index);
 // The CUDA runtime's current device belongs to a host thread, and a thread the process starts
 // begins on device 0: a thread that will do CUDA work calls this first to use the process's device
 // (cuda_use_device's; nothing if none was chosen). Without it, every rank's worker threads
-// launched on GPU 0.
-void cuda_bind_thread();
+// launched on GPU 0. Throws nothing: where the device cannot be set, the thread's own CUDA calls
+// fail and report it.
+void cuda_bind_thread() noexcept;
 
 }  // namespace swarmfit

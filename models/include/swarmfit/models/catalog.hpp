@@ -134,6 +134,7 @@ struct CatalogSettings {
   // hands out the next of [0, count) to whichever process asks first (-1: none left).
   bool primary = true;
   int rank = 0, ranks = 1;
+  int local_ranks = 1;  // the ranks on this host, which share its cores
   std::function<long(long)> next_target;
   std::function<void()> barrier;
 };
