@@ -24,6 +24,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Two numeric columns (0-based) of every row of a CSV file with a header line, as pairs.
+std::vector<std::pair<double, double>> csv_column_pairs(const fs::path& path, int a, int b) {
+  std::vector<std::pair<double, double>> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    rows.emplace_back(std::stod(f.at(a)), std::stod(f.at(b)));
+  }
+  return rows;
+}
+
 struct Result {
   int exit_code;
   std::string out, err;
@@ -979,17 +994,7 @@ TEST_F(FitCli, EverySchemesDefaultStepPredictsTheSameTransitTimes) {
     const Result r = run(base + (dir_ / integrator).string() + " integrator=" + integrator);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("(ok: tolerance 0.1 sigma)"), std::string::npos) << integrator << "\n" << r.out;
-    std::vector<std::pair<double, double>> times;  // model time, error
-    std::ifstream in(dir_ / integrator / "transits.csv");
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      std::istringstream fields(line);
-      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
-      times.emplace_back(std::stod(f[5]), std::stod(f[4]));
-    }
-    return times;
+    return csv_column_pairs(dir_ / integrator / "transits.csv", 5, 4);  // model time, error
   };
   const auto mvs = model_times("mvs");
   ASSERT_EQ(mvs.size(), 137u);
@@ -1038,16 +1043,7 @@ TEST_F(FitCli, LargestStepChoiceWidensOnlyWhereTheCheckPasses) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("(ok: tolerance 0.1 sigma)"), std::string::npos) << r.out;
     if (choice == "largest") EXPECT_NE(r.out.find("step 1.96 d (the default x 4)"), std::string::npos) << r.out;
-    std::vector<std::pair<double, double>> rvs;  // model, error
-    std::ifstream in(dir_ / choice / "rv_data.csv");
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      std::istringstream fields(line);
-      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
-      rvs.emplace_back(std::stod(f[5]), std::stod(f[4]));
-    }
-    return rvs;
+    return csv_column_pairs(dir_ / choice / "rv_data.csv", 5, 4);  // model, error
   };
   const auto refined = model_rvs("refine"), widest = model_rvs("largest");
   ASSERT_EQ(refined.size(), widest.size());
