@@ -184,6 +184,7 @@ RunRequest LikelihoodProblem::request(double duration) const {
   r.destination_time = duration;
   r.threads = settings_.threads;
   r.reproducible = settings_.reproducible;
+  r.cuda_layout = settings_.cuda_layout;
   return r;
 }
 

@@ -28,6 +28,29 @@ void upload_rows(const ObservationTables& h, ObservationTables& d, Upload&& up) 
 }
 constexpr int kTableRows = 7;
 
+// cuda_layout = auto for a batch of `systems` systems of `bodies` bodies: a thread per body where
+// a thread per system would leave most of the GPU idle and each system has enough bodies to share
+// its step (a resonant chain's fit: TRAPPIST-1, 192 systems a launch), so that a launch lasts one
+// system's steps done a body a thread instead of one thread's whole integration; a thread per
+// system where the systems alone fill the device or have few bodies (one thread's drifts of 2-3
+// planets interleave; the body threads' exchanges cost more). Measured on an H100 with the
+// example fits and TRAPPIST-1's inner planets (bench/RESULTS.md, "A thread per body for the
+// likelihood").
+constexpr long kBodyLayoutThreadsPerSm = 1024;
+constexpr int kBodyLayoutFrom = 5;  // bodies: 1.24x faster at 5, 2.1x at 8; 0.89x at 4, 0.65x at 3
+RunRequest with_layout(const RunRequest& request, long systems, int bodies) {
+  RunRequest r = request;
+  if (r.cuda_layout != CudaLayout::kAuto) return r;
+  int device = 0, multiprocessors = 1;
+  SWARMFIT_CUDA_CHECK(cudaGetDevice(&device));
+  SWARMFIT_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  r.cuda_layout =
+      bodies >= kBodyLayoutFrom && systems * bodies <= static_cast<long>(multiprocessors) * kBodyLayoutThreadsPerSm
+          ? CudaLayout::kThreadPerBody
+          : CudaLayout::kThreadPerSystem;
+  return r;
+}
+
 void check_bodies(int num_bodies) {
   if (num_bodies > kMaxObservedBodies)
     throw std::invalid_argument("observed integrations take at most " + std::to_string(kMaxObservedBodies) + " bodies");
@@ -63,7 +86,7 @@ DeviceTiming integrate_likelihood_cuda(Ensemble& ensemble, const RunRequest& req
     download(h.rv_model, d.rv_model, systems * h.num_rv);
     download(h.transit_model, d.transit_model, systems * h.num_transits);
   };
-  return run_on_device(ensemble, request, run);
+  return run_on_device(ensemble, with_layout(request, static_cast<long>(systems), ensemble.num_bodies()), run);
 }
 
 struct LikelihoodPipeline::Impl {
@@ -101,8 +124,9 @@ DeviceTiming LikelihoodPipeline::run(long num_systems, const ModelShape& shape, 
     t.log_likelihood = outputs;
     launch_observed<LikelihoodObservation>(view, r, t);
   };
-  return m.batches.run(num_systems, shape.num_planets + 1, shape.num_parameters(), params, request, setup, launch,
-                       status, log_likelihood, slices);
+  return m.batches.run(num_systems, shape.num_planets + 1, shape.num_parameters(), params,
+                       with_layout(request, num_systems, shape.num_planets + 1), setup, launch, status, log_likelihood,
+                       slices);
 }
 
 namespace {

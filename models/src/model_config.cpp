@@ -142,9 +142,12 @@ po::options_description model_keys() {
       "0: a failed proposal gets ln L = -inf; > 0: ln L - this (a soft constraint, the draw marked unstable)")(
       "stop_on_unbound", po::value<bool>()->default_value(true), "stop when a planet becomes unbound")(
       "backend", po::value<std::string>()->default_value("cpu"), "cpu or cuda")(
-      "reproducible", po::value<bool>()->default_value(false),
-      "cuda backend: the CPU's arithmetic (initial conditions set up on the host, kernels without FMA "
-      "contraction): bitwise the cpu backend's log-likelihoods, so the same chain, somewhat slower")(
+      "cuda_layout", po::value<std::string>()->default_value("auto"),
+      "cuda backend: the likelihood kernels' threads: system (a thread per system), body (a thread per body: "
+      "mvs with jacobi coordinates) or auto (body where a launch is too small to fill the GPU a thread per "
+      "system)")("reproducible", po::value<bool>()->default_value(false),
+                 "cuda backend: the CPU's arithmetic (initial conditions set up on the host, kernels without FMA "
+                 "contraction): bitwise the cpu backend's log-likelihoods, so the same chain, somewhat slower")(
       "threads", po::value<int>()->default_value(0), "cpu backend: OpenMP threads (0: all)");
   return keys;
 }
@@ -373,6 +376,13 @@ ModelConfig load_model_config(const std::string& path, const std::vector<std::st
   L.monitors.stop_on_unbound = c.vm["stop_on_unbound"].as<bool>();
   L.backend = choice("backend", {"cpu", "cuda"});
   L.reproducible = c.vm["reproducible"].as<bool>();
+  const std::string layout = choice("cuda_layout", {"auto", "system", "body"});
+  L.cuda_layout = layout == "body"     ? CudaLayout::kThreadPerBody
+                  : layout == "system" ? CudaLayout::kThreadPerSystem
+                                       : CudaLayout::kAuto;
+  if (L.cuda_layout == CudaLayout::kThreadPerBody && (L.integrator != "mvs" || !L.mvs_jacobi))
+    throw InputError(origin("cuda_layout") +
+                     ": key 'cuda_layout': body needs integrator = mvs with mvs_coordinates = jacobi");
   L.threads = c.vm["threads"].as<int>();
   if (L.threads < 0 || L.threads > kMaxThreads)
     throw InputError(origin("threads") + ": key 'threads' must be 0 (all cores) to " + std::to_string(kMaxThreads));

@@ -917,6 +917,12 @@ TEST_F(FitCli, OutOfRangeKeysAreRefusedBeforeAnyWork) {
   expect_refused(run(fit + " close_approach=-1"), "key 'close_approach' must be >= 0");
   expect_refused(run(fit + " thin=5"), "key 'thin' must be at most generations (2): no draw would be kept");
   expect_refused(run(fit + " burn_in=-5"), "key 'burn_in' must be -1 (automatic: the first half) or >= 0");
+  expect_refused(run(fit + " cuda_layout=warp"), "key 'cuda_layout'");
+  // A thread per body has its observers for mvs in Jacobi coordinates only.
+  expect_refused(run(fit + " cuda_layout=body integrator=hermite"),
+                 "key 'cuda_layout': body needs integrator = mvs with mvs_coordinates = jacobi");
+  expect_refused(run(fit + " cuda_layout=body mvs_coordinates=democratic_heliocentric"),
+                 "key 'cuda_layout': body needs integrator = mvs with mvs_coordinates = jacobi");
   const std::string bad_inc = fit_config([](std::string t) { return replace(t, "inc = 89.5", "inc = 200"); });
   expect_refused(run("fit --config " + bad_inc + " generations=2 output=" + (dir_ / "f.h5").string()),
                  "key 'inc' must be 0 to 180 degrees");

@@ -124,13 +124,17 @@ __device__ __forceinline__ unsigned body_monitor_flags(Exchange& ex, int self, b
 }
 
 // The driver's status after the monitors (integrate_lanes: monitors, then a failed Kepler solve,
-// then a stalled clock), then settle_status.
+// then a stalled clock), then (settle_body_status) settle_status.
+__device__ __forceinline__ double body_status_code(unsigned all_flags, bool stalled) {
+  double code = status_from_flags(all_flags);
+  if (all_flags & kFlagKeplerFailure) code = kStatusKeplerFailure;
+  if (stalled) code = kStatusStepUnderflow;
+  return code;
+}
 template <int N>
 __device__ __forceinline__ void settle_body_status(LoopState<N, double>& ls, unsigned all_flags, bool stalled,
                                                    double t_end, const MonitorParams& m) {
-  ls.code = status_from_flags(all_flags);
-  if (all_flags & kFlagKeplerFailure) ls.code = kStatusKeplerFailure;
-  if (stalled) ls.code = kStatusStepUnderflow;
+  ls.code = body_status_code(all_flags, stalled);
   settle_status(ls, t_end, m);
 }
 
@@ -206,6 +210,10 @@ struct BodyThread {
     __syncwarp();
 #pragma unroll
     for (int j = 0; j < N; ++j) gm[j] = p.G * (member ? ex.mass[j] : 1.0);
+  }
+  // The status alone (body 0's thread), of a system that did not run but whose observer settled it.
+  __device__ void store_status(const EnsembleView& view, double status) const {
+    if (member && self == 0) view.clocks[clock_offset(chunk, kClockStatus, slot)] = status;
   }
   // Body self's state, and (body 0's thread) the clock, of a system that ran.
   __device__ void store(const EnsembleView& view, const double (&x)[3], const double (&v)[3],
@@ -373,6 +381,45 @@ __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
   f.finish(view, kAdaptive ? ls.h_next : p.time_step, s.x, s.v);
 }
 
+// What the MVS body kernel shows its observer after each step (every thread of the warp, at the
+// same point: the observer may use the warp's barriers): the exchange with this step's state
+// published (Jacobi vectors, the centre of mass in slot 0), this thread's body, whether its system
+// is running, the body's Jacobi position and velocity, the acceleration of the step's kick, its
+// state relative to the star, the pending Kepler drift (Mvs::Work::pending), the step and the time
+// reached.
+template <int N>
+struct MvsBodyStep {
+  const VectorExchange<N>& ex;
+  int self;
+  bool active;
+  const double (&x)[3];
+  const double (&v)[3];
+  const double (&kick_acc)[3];
+  const double (&rp)[3];
+  const double (&rv)[3];
+  double pending, h, t_new;
+  const StepParams& p;
+};
+
+// A body kernel's observer, for each thread: constructed from the policy's Params and the
+// thread's place (BodyThread); start(active, rp, rv) before the first step, with the body's
+// star-relative state; after_step(MvsBodyStep, code) after each step's monitors, which may set the
+// status `code` of a running system; finish(status) at the end, the status to store. None here.
+struct NoBodyObserver {
+  static constexpr bool kActive = false;
+  struct Params {};
+  template <int N>
+  __device__ NoBodyObserver(const Params&, const BodyThread<N>&) {}
+};
+
+// An observation policy's thread-per-body observer, where it has one: a specialisation with
+// kExists = true and Observer<N>, beside the policy's CUDA code (models/: the likelihood's), seen by
+// the compilation units that instantiate its launches.
+template <class Observation>
+struct BodyObservation {
+  static constexpr bool kExists = false;
+};
+
 // MVS with a thread per body (mvs.hpp, every splitting, democratic heliocentric or Jacobi
 // coordinates, with or without correctors), for the systems whose state does not fit one thread.
 // Each thread drifts its
@@ -384,9 +431,12 @@ __global__ void __launch_bounds__(kCudaBlock, kHermiteBodyMinBlocks)
 // explicit FMAs; so a system comes out bitwise as from integrate_lanes()
 // (tests/integrators/test_gpu.cpp). begin() and end() (coordinate changes, correctors), once per
 // launch, run the whole system's mvs.hpp functions in every thread.
-template <int N>
-__global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
-    mvs_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
+//
+// An observer (Obs: NoBodyObserver above says what one is) sees the state after every step.
+template <int N, class Obs>
+__device__ __forceinline__ void mvs_body_run(const EnsembleView& view, long num_slots, double t_end,
+                                             const StepParams& p, const MonitorParams& m,
+                                             const typename Obs::Params& params) {
   using S = Mvs<N, double>;
   __shared__ VectorExchange<N> exchange[BodyThread<N>::kWarps][BodyThread<N>::kGroups];
   BodyFrame<N, VectorExchange<N>> f(exchange, num_slots);
@@ -464,7 +514,8 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
       if (self > 0) x[d] = S::jumped(x[d], tau_m0, mv);
     }
   };
-  auto kick = [&](double tau) {
+  // kept: the acceleration of the kick (Mvs::Work::kick_acc, for the observers' dense outputs).
+  auto kick = [&](double tau, double(&kept)[3]) {
     publish_state();
     double acc[3] = {0.0, 0.0, 0.0};
     if (democratic) {
@@ -514,7 +565,45 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
     }
     if (ls.active && self > 0)
       for (int d = 0; d < 3; ++d) v[d] = S::advanced(v[d], tau, acc[d]);
+    for (int d = 0; d < 3; ++d) kept[d] = acc[d];
   };
+  // This body's state relative to the star (Mvs::star_relative) from the published state.
+  auto star_relative_state = [&](double(&rp)[3], double(&rv)[3]) {
+    for (int d = 0; d < 3; ++d) rp[d] = rv[d] = 0.0;
+    if (!ls.active || self == 0) return;
+    if (democratic) {
+      const double inv_m0 = 1.0 / ex.mass[0];
+      for (int d = 0; d < 3; ++d) {
+        const double mv = S::template planet_sum<true>(ex.mass, [&](int i) { return partner_velocity(ex, i, d); });
+        rp[d] = x[d];
+        rv[d] = S::star_relative_velocity(v[d], mv, inv_m0);
+      }
+    } else {
+      double sx[3] = {0.0, 0.0, 0.0}, sv[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+      for (int i = 1; i < N; ++i) {
+        if (i >= self) break;
+        double xi[3], vi[3];
+        partner_state(ex, i, xi, vi);
+        for (int d = 0; d < 3; ++d) {
+          sx[d] = S::outer_centre(sx[d], fraction[i], xi[d]);
+          sv[d] = S::outer_centre(sv[d], fraction[i], vi[d]);
+        }
+      }
+      for (int d = 0; d < 3; ++d) {
+        rp[d] = x[d] + sx[d];
+        rv[d] = v[d] + sv[d];
+      }
+    }
+  };
+  Obs observer(params, th);
+  if constexpr (Obs::kActive) {
+    publish_state();
+    double rp[3], rv[3];
+    star_relative_state(rp, rv);
+    observer.start(ls.active, rp, rv);
+  }
+  double kick_acc[3] = {0.0, 0.0, 0.0}, scratch[3];
 
   while (f.any_active()) {
     bool last = false;
@@ -527,20 +616,20 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
       case MvsSplitting::kKeplerJumpKick:
         flags = kepler(opening);
         jump(half);
-        kick(h);
+        kick(h, kick_acc);
         jump(half);
         break;
       case MvsSplitting::kKickJumpKepler:
-        kick(opening);
+        kick(opening, scratch);
         jump(half);
         flags = kepler(h);
         jump(half);
         break;
       default:
         jump(opening);
-        kick(half);
+        kick(half, scratch);
         flags = kepler(h);
-        kick(half);
+        kick(half, scratch);
         break;
     }
     if (ls.active) pending = half;
@@ -548,40 +637,19 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
 
     // Monitors on Mvs::star_relative of the state reached.
     publish_state();
-    double rp[3] = {0.0, 0.0, 0.0}, rv[3] = {0.0, 0.0, 0.0};
-    if (ls.active && self > 0) {
-      if (democratic) {
-        const double inv_m0 = 1.0 / ex.mass[0];
-        for (int d = 0; d < 3; ++d) {
-          const double mv = S::template planet_sum<true>(ex.mass, [&](int i) { return partner_velocity(ex, i, d); });
-          rp[d] = x[d];
-          rv[d] = S::star_relative_velocity(v[d], mv, inv_m0);
-        }
-      } else {
-        double sx[3] = {0.0, 0.0, 0.0}, sv[3] = {0.0, 0.0, 0.0};
-#pragma unroll
-        for (int i = 1; i < N; ++i) {
-          if (i >= self) break;
-          double xi[3], vi[3];
-          partner_state(ex, i, xi, vi);
-          for (int d = 0; d < 3; ++d) {
-            sx[d] = S::outer_centre(sx[d], fraction[i], xi[d]);
-            sv[d] = S::outer_centre(sv[d], fraction[i], vi[d]);
-          }
-        }
-        for (int d = 0; d < 3; ++d) {
-          rp[d] = x[d] + sx[d];
-          rv[d] = v[d] + sv[d];
-        }
-      }
-    }
+    double rp[3], rv[3];
+    star_relative_state(rp, rv);
     if (ls.active) publish_vector(ex.vec, self, rp);
     __syncwarp();
     const unsigned all_flags =
         body_monitor_flags<N>(ex, self, ls.active, rp, rv, flags, p, m, [&](int j, double(&rpj)[3]) {
           for (int d = 0; d < 3; ++d) rpj[d] = ex.vec[j][d];
         });
-    if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
+    if (ls.active) ls.code = body_status_code(all_flags, stalled);
+    if constexpr (Obs::kActive)
+      observer.after_step(MvsBodyStep<N>{ex, self, ls.active, x, v, kick_acc, rp, rv, pending, h, ls.clock.time, p},
+                          ls.code);
+    if (ls.active) settle_status(ls, t_end, m);
   }
 
   // end: the pending operator on each body (Mvs::end), then the whole system's coordinate change
@@ -589,7 +657,7 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
   ls.active = started;
   switch (p.mvs_splitting) {
     case MvsSplitting::kKeplerJumpKick: kepler(pending); break;
-    case MvsSplitting::kKickJumpKepler: kick(pending); break;
+    case MvsSplitting::kKickJumpKepler: kick(pending, scratch); break;
     default: jump(pending); break;
   }
   __syncwarp();
@@ -607,7 +675,26 @@ __global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
       v[d] = full.vel[self][d];
     }
   }
+  if constexpr (Obs::kActive) {
+    ls.clock.status = observer.finish(ls.clock.status);
+    if (!started) th.store_status(view, ls.clock.status);
+  }
   f.finish(view, p.time_step, x, v);
+}
+
+template <int N>
+__global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
+    mvs_body_kernel(EnsembleView view, long num_slots, double t_end, StepParams p, MonitorParams m) {
+  mvs_body_run<N, NoBodyObserver>(view, num_slots, t_end, p, m, NoBodyObserver::Params{});
+}
+
+// The same with an observation policy's body observer (BodyObservation above).
+template <int N, class Obs>
+__global__ void __launch_bounds__(kCudaBlock, kMvsBodyMinBlocks)
+    mvs_observed_body_kernel(EnsembleView view, long num_slots, double t_end, const __grid_constant__ StepParams p,
+                             const __grid_constant__ MonitorParams m,
+                             const __grid_constant__ typename Obs::Params params) {
+  mvs_body_run<N, Obs>(view, num_slots, t_end, p, m, params);
 }
 
 // Leapfrog (leapfrog.hpp) with a thread per body: Leapfrog::kick_drift, this body's acceleration
@@ -730,6 +817,15 @@ __global__ void __launch_bounds__(kCudaBlock, kRkckBodyMinBlocks)
     if (ls.active) settle_body_status(ls, all_flags, stalled, t_end, m);
   }
   f.finish(view, p.adaptive ? ls.h_next : p.time_step, x, v);
+}
+
+// Whether a launch with an observer runs the MVS body kernel (for a policy with a body observer):
+// the coordinates and splitting its dense outputs need (Jacobi, Kepler drift outermost:
+// Mvs::dense_states) and layout = body. The policy's host code resolves auto before it launches
+// (models: likelihood_cuda.cu, from the batch's size); here auto is a thread per system.
+inline bool observed_body_layout(const RunRequest& r) {
+  return r.step.mvs_coordinates == MvsCoordinates::kJacobi && r.step.mvs_splitting == MvsSplitting::kKeplerJumpKick &&
+         r.cuda_layout == CudaLayout::kThreadPerBody;
 }
 
 // Launch geometry of the thread-per-body kernels: floor(32 / n) systems per warp.

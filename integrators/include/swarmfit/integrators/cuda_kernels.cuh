@@ -64,6 +64,19 @@ void launch_scheme(EnsembleView view, const RunRequest& request, const typename 
   const long slots = view.num_chunks * kChunk;
   const unsigned grid = static_cast<unsigned>((slots + kCudaBlock - 1) / kCudaBlock);
   const cudaStream_t stream = static_cast<cudaStream_t>(request.cuda_stream);
+  if constexpr (BodyObservation<Observation>::kExists && std::is_same_v<Scheme<2, double>, Mvs<2, double>>) {
+    if (observed_body_layout(request)) {
+      dispatch_bodies(view.num_bodies, [&](auto n) {
+        constexpr int N = decltype(n)::value;
+        if constexpr (N <= Observation::kMaxBodies)
+          mvs_observed_body_kernel<N, typename BodyObservation<Observation>::template Observer<N>>
+              <<<body_kernel_grid<N>(view), kCudaBlock, 0, stream>>>(view, slots, request.destination_time,
+                                                                     request.step, request.monitors, params);
+      });
+      SWARMFIT_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
+  }
   dispatch_bodies(view.num_bodies, [&](auto n) {
     constexpr int N = decltype(n)::value;
     if constexpr (N <= Observation::kMaxBodies) {

@@ -38,6 +38,9 @@ struct LikelihoodSettings {
   // cuda: bitwise the cpu backend's ln L (RunRequest::reproducible; the host sets the systems up,
   // as for the cpu backend, instead of the device's set-up kernel, whose sines and cosines differ).
   bool reproducible = false;
+  // cuda: the likelihood kernels' threads (RunRequest::cuda_layout): a thread per system, per body
+  // (mvs, Jacobi coordinates: cuda_body_kernels.cuh), or auto.
+  CudaLayout cuda_layout = CudaLayout::kAuto;
   // Set (the catalog's packing, likelihood_packing.hpp): the batches go to this packer, which
   // runs them in launches shared with other problems' batches (same ln L and status, bitwise).
   std::shared_ptr<LaunchPacker> packer;

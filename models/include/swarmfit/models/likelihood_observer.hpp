@@ -107,6 +107,88 @@ struct ObservationTables {
   double* transit_model = nullptr;   // [system * num_transits + row], out; null unless requested
 };
 
+// The time of body i's conjunction in the lanes of `crossing`, from the stored state (b, w) of a
+// step of length h whose planet-star vector is (x0, v0): its offset `delta` from the step's end,
+// whether the search converged (false outside `crossing`), and the sky-plane separation^2 there.
+//
+// Newton on g = x . v (sky plane) with a local model of the motion: the two-body Taylor
+// polynomial x(u) = x + v u + a u^2/2 + j u^3/6 about a state (a = -mu x / r^3 and its
+// derivative j, mu = G (m0 + m_i); Danby 1988 sec. 6.9), whose root is found by three Newton
+// steps on the polynomial, which costs no Kepler drift. First about the stored state: its
+// root is within ~(n u)^4 / 24 / n of the true one (u <= h). Then about true states at that
+// time (the scheme's dense output where it has one, Mvs::dense_relative, else sub-steps of the
+// scheme), until the model's root is within `reach` of the state it was expanded about:
+// there the model is off only by the perturbations' u^2 term, eps_p (n u)^2 / 2, and its
+// truncation, (n u)^4 / 24, i.e. below ~1e-10 d for n u <= 3e-4 and eps_p <= 1e-3. So one
+// true state (one Kepler drift per planet for MVS) usually does. Stopping on this coarse test
+// rather than a fine one keeps CPU and GPU on the same number of states (a round-off flip of
+// that decision would change ln L by more than its round-off).
+template <template <int, class> class Scheme, int N, class T>
+SWARMFIT_HD void transit_root(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p, T h,
+                              int i, MaskOf<T> crossing, const T (&x0)[3], const T (&v0)[3], T& delta_out,
+                              MaskOf<T>& converged_out, T& sky2_out) {
+  using Mask = MaskOf<T>;
+  const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
+  // The root's offset from the state (x, v) on its Taylor model, Newton from offset 0; `reach`
+  // (out): how far the model may be trusted (3e-4 / n, n from this state's r). Three Newton
+  // steps for a root up to a step away (n u ~ 0.3: error ~(n u)^8 / n after three); two about a
+  // dense state, whose root is within ~reach unless another state follows anyway (n u <= 3e-4:
+  // ~(n u)^4 / n, below 1e-15 d).
+  auto model_root = [&](const T(&x)[3], const T(&v)[3], int iterations, T& sky2, T& reach) {
+    const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    const T rinv = lane_rsqrt(r2);
+    const T k = -mu * rinv * rinv * rinv;  // a = k x
+    const T radial = 3.0 * (x[0] * v[0] + x[1] * v[1] + x[2] * v[2]) * rinv * rinv;
+    T a[2], j[2];
+    for (int d = 0; d < 2; ++d) {
+      a[d] = k * x[d];
+      j[d] = k * (v[d] - radial * x[d]);
+    }
+    T u = 0.0, xs[2] = {x[0], x[1]};
+    SWARMFIT_ROLLED
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+      T vs[2], as[2];
+      for (int d = 0; d < 2; ++d) {
+        xs[d] = x[d] + u * (v[d] + u * (0.5 * a[d] + u * ((1.0 / 6.0) * j[d])));
+        vs[d] = v[d] + u * (a[d] + u * (0.5 * j[d]));
+        as[d] = a[d] + u * j[d];
+      }
+      const T gg = xs[0] * vs[0] + xs[1] * vs[1];
+      const T dg = vs[0] * vs[0] + vs[1] * vs[1] + xs[0] * as[0] + xs[1] * as[1];
+      u = u - gg / dg;
+    }
+    sky2 = xs[0] * xs[0] + xs[1] * xs[1];
+    reach = 3e-4 * lane_rsqrt(-k);  // 3e-4 / n
+    return u;
+  };
+  // Only a conjunction whose epoch is observed needs its time, and the first one of each body,
+  // whose time fixes the numbering; the others are counted by LikelihoodObserver::after_step
+  // (skip) and do not come here (Kepler-9: 107 of its 155 conjunctions are observed).
+  const Mask needed = crossing;
+  // The stored state's positions are those of t_new - lag (MVS with the Kepler drift outermost).
+  const T lag = Scheme<N, T>::observation_lag(w, p);
+  T sky2 = 0.0, reach = 0.0;
+  T delta = select(needed, model_root(x0, v0, 3, sky2, reach) - lag, T(0.0));
+  // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
+  delta = lane_min(lane_max(delta, -2.0 * h), h);
+  Mask converged = mask_not(needed);
+  const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(p);
+  for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
+    T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
+    relative_state_at_offset<Scheme, N, T>(b, w, p, dense, delta, i, x, v);
+    T s2;
+    const T change = model_root(x, v, 2, s2, reach);
+    sky2 = select(converged, sky2, s2);
+    delta = select(converged, delta, delta + change);
+    // Keep the root near this step (a bad Newton step on a face-on orbit must not run away).
+    delta = lane_min(lane_max(delta, -2.0 * h), h);
+    converged = mask_or(converged, lane_abs(change) <= reach);
+  }
+  converged_out = mask_and(converged, needed);
+  delta_out = delta;
+  sky2_out = sky2;
+}
+
 // The observers' state that only the out-of-line (cold) functions touch: per-instrument sums,
 // epochs, table rows. It stays in memory and LikelihoodObserver holds a reference to it. Handing
 // the observer itself, or the integrator's state, to a function that is not inlined would keep
@@ -232,87 +314,25 @@ struct ObserverRecord {
   }
 
   // The transit of body i in the lanes of `crossing`, from the stored state (b, w) at t_new whose
-  // planet-star vector is (x0, v0).
-  //
-  // Newton on g = x . v (sky plane) with a local model of the motion: the two-body Taylor
-  // polynomial x(u) = x + v u + a u^2/2 + j u^3/6 about a state (a = -mu x / r^3 and its
-  // derivative j, mu = G (m0 + m_i); Danby 1988 sec. 6.9), whose root is found by three Newton
-  // steps on the polynomial, which costs no Kepler drift. First about the stored state: its
-  // root is within ~(n u)^4 / 24 / n of the true one (u <= h). Then about true states at that
-  // time (the scheme's dense output where it has one, Mvs::dense_relative, else sub-steps of the
-  // scheme), until the model's root is within `reach` of the state it was expanded about:
-  // there the model is off only by the perturbations' u^2 term, eps_p (n u)^2 / 2, and its
-  // truncation, (n u)^4 / 24, i.e. below ~1e-10 d for n u <= 3e-4 and eps_p <= 1e-3. So one
-  // true state (one Kepler drift per planet for MVS) usually does. Stopping on this coarse test
-  // rather than a fine one keeps CPU and GPU on the same number of states (a round-off flip of
-  // that decision would change ln L by more than its round-off).
+  // planet-star vector is (x0, v0): its time (transit_root) and its bookkeeping (conjunction).
   template <template <int, class> class Scheme>
   SWARMFIT_HD_COLD void refine_transit(const Bodies<N, T>& b, const typename Scheme<N, T>::Work& w, const StepParams& p,
                                        T t_new, T h, int i, Mask crossing, const T (&x0)[3], const T (&v0)[3]) {
-    const T mu = T(p.G) * (b.mass[0] + b.mass[i]);
-    // The root's offset from the state (x, v) on its Taylor model, Newton from offset 0; `reach`
-    // (out): how far the model may be trusted (3e-4 / n, n from this state's r). Three Newton
-    // steps for a root up to a step away (n u ~ 0.3: error ~(n u)^8 / n after three); two about a
-    // dense state, whose root is within ~reach unless another state follows anyway (n u <= 3e-4:
-    // ~(n u)^4 / n, below 1e-15 d).
-    auto model_root = [&](const T(&x)[3], const T(&v)[3], int iterations, T& sky2, T& reach) {
-      const T r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-      const T rinv = lane_rsqrt(r2);
-      const T k = -mu * rinv * rinv * rinv;  // a = k x
-      const T radial = 3.0 * (x[0] * v[0] + x[1] * v[1] + x[2] * v[2]) * rinv * rinv;
-      T a[2], j[2];
-      for (int d = 0; d < 2; ++d) {
-        a[d] = k * x[d];
-        j[d] = k * (v[d] - radial * x[d]);
-      }
-      T u = 0.0, xs[2] = {x[0], x[1]};
-      SWARMFIT_ROLLED
-      for (int iteration = 0; iteration < iterations; ++iteration) {
-        T vs[2], as[2];
-        for (int d = 0; d < 2; ++d) {
-          xs[d] = x[d] + u * (v[d] + u * (0.5 * a[d] + u * ((1.0 / 6.0) * j[d])));
-          vs[d] = v[d] + u * (a[d] + u * (0.5 * j[d]));
-          as[d] = a[d] + u * j[d];
-        }
-        const T gg = xs[0] * vs[0] + xs[1] * vs[1];
-        const T dg = vs[0] * vs[0] + vs[1] * vs[1] + xs[0] * as[0] + xs[1] * as[1];
-        u = u - gg / dg;
-      }
-      sky2 = xs[0] * xs[0] + xs[1] * xs[1];
-      reach = 3e-4 * lane_rsqrt(-k);  // 3e-4 / n
-      return u;
-    };
-    // Only a conjunction whose epoch is observed needs its time, and the first one of each body,
-    // whose time fixes the numbering; the others are counted by LikelihoodObserver::after_step
-    // (skip) and do not come here (Kepler-9: 107 of its 155 conjunctions are observed).
-    const Mask needed = crossing;
-    // The stored state's positions are those of t_new - lag (MVS with the Kepler drift outermost).
-    const T lag = Scheme<N, T>::observation_lag(w, p);
-    T sky2 = 0.0, reach = 0.0;
-    T delta = select(needed, model_root(x0, v0, 3, sky2, reach) - lag, T(0.0));
-    // The root is at most ~h from the stored state (n h ~ 0.3 rad for steps of P/20).
-    delta = lane_min(lane_max(delta, -2.0 * h), h);
-    Mask converged = mask_not(needed);
-    const bool dense = !all(converged) && use_dense_state<Scheme, N, T>(p);
-    for (int iteration = 0; iteration < 8 && !all(converged); ++iteration) {
-      T x[3] = {T(0.0), T(0.0), T(0.0)}, v[3] = {T(0.0), T(0.0), T(0.0)};
-      relative_state_at_offset<Scheme, N, T>(b, w, p, dense, delta, i, x, v);
-      T s2;
-      const T change = model_root(x, v, 2, s2, reach);
-      sky2 = select(converged, sky2, s2);
-      delta = select(converged, delta, delta + change);
-      // Keep the root near this step (a bad Newton step on a face-on orbit must not run away).
-      delta = lane_min(lane_max(delta, -2.0 * h), h);
-      converged = mask_or(converged, lane_abs(change) <= reach);
-    }
-    const double star_radius = tab.star_radius;
+    T delta, sky2;
+    Mask converged;
+    transit_root<Scheme, N, T>(b, w, p, h, i, crossing, x0, v0, delta, converged, sky2);
     for (int l = 0; l < L::width; ++l) {
       if (!L::mask_lane(crossing, l)) continue;
-      const bool ok = L::mask_lane(converged, l) && L::mask_lane(needed, l);
-      const double t = L::lane(t_new, l) + L::lane(delta, l);
-      const bool across = ok && (star_radius <= 0.0 || L::lane(sky2, l) < star_radius * star_radius);
-      conjunction(l, i, t, across);
+      const bool ok = L::mask_lane(converged, l);
+      conjunction(l, i, L::lane(t_new, l) + L::lane(delta, l), is_transit(ok, L::lane(sky2, l)));
     }
+  }
+
+  // A converged conjunction whose sky-plane separation^2 is sky2 is a transit when it passes
+  // within the star's radius (no radius: every one).
+  SWARMFIT_HD bool is_transit(bool converged, double sky2) const {
+    const double star_radius = tab.star_radius;
+    return converged && (star_radius <= 0.0 || sky2 < star_radius * star_radius);
   }
 
   // A conjunction of body i at time t in lane l; `across` when it is a transit.
