@@ -33,11 +33,10 @@ constexpr int kTableRows = 7;
 // its step (a resonant chain's fit: TRAPPIST-1, 192 systems a launch), so that a launch lasts one
 // system's steps done a body a thread instead of one thread's whole integration; a thread per
 // system where the systems alone fill the device or have few bodies (one thread's drifts of 2-3
-// planets interleave; the body threads' exchanges cost more). Measured on an H100 with the
-// example fits and TRAPPIST-1's inner planets (bench/RESULTS.md, "A thread per body for the
-// likelihood").
+// planets interleave; the body threads' exchanges cost more). The bound of 5 bodies is where the
+// body kernel measured faster (bench/RESULTS.md, "One H100, 2026-11-28 morning").
 constexpr long kBodyLayoutThreadsPerSm = 1024;
-constexpr int kBodyLayoutFrom = 5;  // bodies: 1.24x faster at 5, 2.1x at 8; 0.89x at 4, 0.65x at 3
+constexpr int kBodyLayoutFrom = 5;  // bodies
 RunRequest with_layout(const RunRequest& request, long systems, int bodies) {
   RunRequest r = request;
   if (r.cuda_layout != CudaLayout::kAuto) return r;
