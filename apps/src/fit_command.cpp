@@ -147,6 +147,9 @@ int fit_command(int argc, char** argv) {
     return 128 + stop_signal();
   }
 
+  if (r.least_squares_ran)
+    std::cout << "  least squares: " << r.run.attributes.at("least_squares") << "; start phase " << std::setprecision(4)
+              << r.timing.start << " s" << std::setprecision(6) << "\n";
   std::cout << "  " << r.generation << " generations in " << format_duration(r.timing.total) << ", acceptance "
             << r.acceptance;
   for (std::size_t k = 0; k < r.swap_fractions.size(); ++k)

@@ -219,6 +219,8 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (!(f.init_scatter > 0) || !std::isfinite(f.init_scatter)) fail("init_scatter", "must be > 0 and finite");
   f.optimize = vm["optimize"].as<long>();
   if (f.optimize < 0) fail("optimize", "must be >= 0");
+  f.least_squares = vm["least_squares"].as<long>();
+  if (f.least_squares < 0) fail("least_squares", "must be >= 0");
   f.sampler.differential_evolution.gamma_scale = vm["de_gamma"].as<double>();
   if (!(f.sampler.differential_evolution.gamma_scale > 0) || !(f.sampler.differential_evolution.gamma_scale <= 10))
     fail("de_gamma", "must be > 0 and <= 10");
@@ -420,11 +422,21 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     start.from_prior = s.init == "prior";
     start.scatter = s.init_scatter;
     start.optimize = s.optimize;
+    start.least_squares = s.least_squares;
     start.seed = s.sampler.seed;
+    const LeastSquaresProblem least_squares = posterior.least_squares();
     Eigen::MatrixXd x0;
     try {
       x0 = starting_walkers(space, guess, start, posterior, callbacks.progress, 0.5, &density, start_screen,
-                            &start_density);
+                            &start_density, &least_squares, &result.least_squares);
+      result.least_squares_ran = s.least_squares > 0;
+      if (result.least_squares_ran) {
+        char text[200];
+        std::snprintf(text, sizeof text, "%s after %ld steps (%ld likelihoods), ln posterior %.6g",
+                      result.least_squares.stopped.c_str(), result.least_squares.iterations,
+                      result.least_squares.evaluations, result.least_squares.log_posterior);
+        run.attributes["least_squares"] = text;
+      }
     } catch (const Interrupted&) {
       result.interrupted = true;  // nothing written: a run started again gives the same chain
       result.state_saved = false;
@@ -439,6 +451,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
       throw InputError("init = " + s.init + ": " + e.what() + " (" + list + ")");
     }
     sampler = std::make_unique<Demcmc>(x0, density, s.sampler, screen);
+    result.timing.start = elapsed();
   }
 
   // The transit rows (data order of the observers) for /data, without integrating anything.

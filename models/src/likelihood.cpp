@@ -264,7 +264,7 @@ void LikelihoodProblem::evaluate_here(const double* params, long n, double* log_
     status[s] = ensemble.status(s);
     log_likelihood[s] = status[s] == kStatusOk ? lnl[s] : -HUGE_VAL;
   }
-  if (curves)
+  if (curves && !curves->relative_times)
     for (double& t : curves->transits) t += reference_epoch();
 }
 

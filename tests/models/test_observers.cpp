@@ -10,6 +10,7 @@
 #include "model_test_support.hpp"
 #include "swarmfit/integrators/backend.hpp"
 #include "swarmfit/models/model_config.hpp"
+#include "swarmfit/models/posterior.hpp"
 
 namespace swarmfit {
 namespace {
@@ -532,4 +533,111 @@ TEST(Observers, EveryIntegratorObservesTheSameTransitsAndRvs) {
 }
 
 }  // namespace
+}  // namespace swarmfit
+
+namespace swarmfit {
+namespace {
+
+// Every parameter of the test system free under a uniform prior of +-20% (+-2 for the angles
+// and offset) about `centre`, but the star's mass and the sky-plane angles (fixed, as in TTV fits:
+// transit times hardly constrain them); mass_c under normal(centre, 2).
+ParameterSpace test_space(const TestSystem& s, const std::vector<double>& centre) {
+  std::vector<std::string> names;
+  std::vector<Prior> priors;
+  for (int k = 0; k < s.model.num_parameters(); ++k) {
+    names.push_back(s.model.parameters()[k].name);
+    const double c = centre[k], w = std::max(0.2 * std::fabs(c), 2.0);
+    if (k == 0 || k == s.model.planet_parameter(0, 5) || k == s.model.planet_parameter(0, 6) ||
+        k == s.model.planet_parameter(1, 5) || k == s.model.planet_parameter(1, 6))
+      priors.push_back(parse_prior("fixed"));
+    else if (k == s.model.planet_parameter(1, 1))
+      priors.push_back(parse_prior("normal(" + std::to_string(c) + ", 2)"));
+    else if (k == s.model.jitter_parameter(0))
+      priors.push_back(parse_prior("uniform(0, 10)"));
+    else
+      priors.push_back(parse_prior("uniform(" + std::to_string(c - w) + ", " + std::to_string(c + w) + ")"));
+  }
+  return ParameterSpace(names, priors, centre);
+}
+
+}  // namespace
+
+// The least-squares optimiser's residuals (Posterior::residuals) are the likelihood's: between two
+// parameter sets with the same jitter, ln L changes by exactly -1/2 the change of the sum of the
+// RV and Gaussian transit rows' squares (the Student-t rows: -(nu + 1)/2 sum ln(1 + r^2 / nu)), with
+// explicit offsets and with offsets marginalised (its profile residuals about the weighted mean:
+// S_rr - S_r^2 / S_w); the normal prior's row gives ln prior's change; the jitter is held.
+TEST(Observers, LeastSquaresResidualsAreTheLikelihoods) {
+  const double t_ref = 2455000.0;
+  TestSystem s = test_system(t_ref);
+  s.settings.time_step = 0.5;
+  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 300.0, {0, 1}, 25, 3e-4, 2.0);
+  const ParameterSpace space = test_space(s, s.truth);
+  for (int variant = 0; variant < 3; ++variant) {
+    LikelihoodSettings settings = s.settings;
+    settings.marginalize_offsets = variant == 1;
+    settings.student_nu = variant == 2 ? 3.0 : 0.0;
+    const LikelihoodProblem problem(data, s.model, settings, s.truth);
+    const Posterior posterior(space, problem);
+    const LeastSquaresProblem lsq = posterior.least_squares();
+    Eigen::MatrixXd x(space.num_free(), 2);
+    std::vector<double> a = s.truth, b = s.truth;
+    a[s.model.planet_parameter(0, 4)] += 2e-3;
+    a[s.model.offset_parameter(0)] = 4.3;
+    b[s.model.planet_parameter(1, 1)] += 3.0;
+    b[s.model.planet_parameter(1, 4)] -= 1e-3;
+    b[s.model.offset_parameter(0)] = 5.6;
+    space.contract(a.data(), x.col(0).data());
+    space.contract(b.data(), x.col(1).data());
+    Eigen::MatrixXd r;
+    Eigen::VectorXd lp, ll;
+    std::vector<int> status;
+    lsq.residuals(x, r, lp, ll, status);
+    ASSERT_EQ(status, std::vector<int>({kStatusOk, kStatusOk}));
+    const long nrv = static_cast<long>(data.rv.size()), nt = static_cast<long>(data.transits.size());
+    ASSERT_EQ(r.rows(), nrv + nt + 1);
+    ASSERT_EQ(static_cast<long>(lsq.row_nu.size()), r.rows());
+    auto rho = [&](long k, long i) {
+      const double z = r(i, k), nu = lsq.row_nu[i];
+      return nu > 0 ? 0.5 * (nu + 1) * std::log1p(z * z / nu) : 0.5 * z * z;
+    };
+    double data_change = 0, prior_change = rho(0, nrv + nt) - rho(1, nrv + nt);
+    for (long i = 0; i < nrv + nt; ++i) data_change += rho(0, i) - rho(1, i);
+    EXPECT_NEAR(ll(0) - ll(1), -data_change, 1e-9 * (std::fabs(ll(0)) + std::fabs(ll(1)))) << "variant " << variant;
+    EXPECT_GT(std::fabs(data_change), 10.0);  // the two sets differ by many sigma
+    EXPECT_NEAR(lp(0) - lp(1), -prior_change, 1e-12);
+    for (long i = nrv; i < nrv + nt; ++i) EXPECT_EQ(lsq.row_nu[i], settings.student_nu);
+    for (int j = 0; j < space.num_free(); ++j)
+      EXPECT_EQ(lsq.active[j], space.free_indices()[j] == s.model.jitter_parameter(0) ? 0 : 1) << j;
+  }
+}
+
+// On noise-free data made by the model itself, Levenberg-Marquardt from a start several
+// standard deviations off in every orbital parameter ends at the truth (to its stopping rule: 1% of a
+// standard deviation), the maximum of ln posterior, in a few dozen steps.
+TEST(Observers, LeastSquaresRecoversTheTruthFromNoiseFreeData) {
+  const double t_ref = 2455000.0;
+  TestSystem s = test_system(t_ref);
+  s.settings.time_step = 0.5;
+  s.truth[s.model.offset_parameter(0)] = 0.0;  // the synthetic RVs have no offset
+  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 300.0, {0, 1}, 25, 3e-4, 2.0);
+  const ParameterSpace space = test_space(s, s.truth);
+  const LikelihoodProblem problem(data, s.model, s.settings, s.truth);
+  const Posterior posterior(space, problem);
+  const LeastSquaresProblem lsq = posterior.least_squares();
+  Eigen::VectorXd truth(space.num_free()), start(space.num_free());
+  space.contract(s.truth.data(), truth.data());
+  // First the truth's Laplace standard deviations (a converged run from the truth itself).
+  const LeastSquaresResult at_truth = optimize_least_squares(truth, lsq, 5);
+  ASSERT_TRUE(at_truth.converged) << at_truth.stopped;
+  Eigen::VectorXd sd = at_truth.covariance.diagonal().cwiseSqrt();
+  for (int j = 0; j < space.num_free(); ++j) start(j) = truth(j) + (lsq.active[j] ? (j % 2 ? 3.0 : -3.0) * sd(j) : 0.0);
+  const LeastSquaresResult r = optimize_least_squares(start, lsq, 100);
+  EXPECT_TRUE(r.converged) << r.stopped;
+  EXPECT_LT(r.iterations, 40);
+  for (int j = 0; j < space.num_free(); ++j)
+    if (lsq.active[j]) EXPECT_NEAR(r.best(j), truth(j), 0.02 * sd(j)) << space.names()[space.free_indices()[j]];
+  EXPECT_NEAR(r.log_posterior, at_truth.log_posterior, 1e-3);
+}
+
 }  // namespace swarmfit

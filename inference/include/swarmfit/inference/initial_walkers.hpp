@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "swarmfit/inference/demcmc.hpp"
+#include "swarmfit/inference/least_squares.hpp"
 #include "swarmfit/inference/prior.hpp"
 #include "swarmfit/inference/progress.hpp"
 
@@ -38,11 +39,16 @@ struct StartSettings {
   bool from_prior = false;  // draws from the priors, else the guess plus scatter
   double scatter = 0.01;    // in prior standard deviations
   long optimize = 0;        // generations of differential-evolution optimisation first (0: none)
+  long least_squares = 0;   // then at most this many Levenberg-Marquardt steps (0: none)
   std::uint64_t seed = 1;
 };
 
 // Without optimisation: initial_walkers (stream 0). With: a population of `walkers` as above
-// (stream 1), optimised, then every column scattered around its best point (stream 2).
+// (stream 1), optimised, then every column scattered around its best point (stream 2). With
+// least_squares steps and a `least_squares` problem: Levenberg-Marquardt (least_squares.hpp) from
+// the guess, or from the optimised point, or (from_prior without optimize) from the population's
+// best, and the walkers drawn from its Laplace approximation (laplace_walkers, stream 3); its
+// outcome in *least_squares_result.
 // With `screen` and `without_screen` (log_density less the screened constraint): the optimisation
 // runs on without_screen and screens only its improving trials (optimizer.hpp); the walkers are
 // drawn on log_density. A population member with no draw that passes the screen in 100 tries is
@@ -54,6 +60,17 @@ Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::Vecto
                                  const StartSettings& settings, const BatchedLogDensity& log_density,
                                  const ProgressCallback& progress = {}, double progress_seconds = 0.5,
                                  const BatchedLogDensity* without_screen = nullptr, const BatchedScreen& screen = {},
-                                 const BatchedLogDensity* population_density = nullptr);
+                                 const BatchedLogDensity* population_density = nullptr,
+                                 const LeastSquaresProblem* least_squares = nullptr,
+                                 LeastSquaresResult* least_squares_result = nullptr);
+
+// `columns` walkers drawn from N(centre, covariance) (a Laplace approximation), a parameter
+// whose variance is zero scattered as initial_walkers does (scatter prior standard deviations);
+// reflected into each prior's support and redrawn where the posterior is -inf (at most 100
+// rounds; throws NoFiniteStart). Random numbers from the kInitial streams of `seed`, generation
+// stream * 1000 + round.
+Eigen::MatrixXd laplace_walkers(const ParameterSpace& space, const Eigen::VectorXd& centre,
+                                const Eigen::MatrixXd& covariance, long columns, double scatter, std::uint64_t seed,
+                                std::uint64_t stream, const BatchedLogDensity& log_density);
 
 }  // namespace swarmfit

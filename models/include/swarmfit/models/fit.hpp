@@ -22,6 +22,7 @@ namespace swarmfit {
 struct FitSettings {
   int walkers = 0;  // per temperature
   long generations = 0, thin = 1, burn_in = -1, checkpoint_every = 0, optimize = 0, check_every = 100;
+  long least_squares = 0;  // Levenberg-Marquardt steps after the optimisation (initial_walkers.hpp)
   double checkpoint_seconds = 60, init_scatter = 0.01, rhat_target = 1.01, ess_target = 0;
   std::string output, init = "guess";
   bool overwrite = false;
@@ -63,6 +64,7 @@ struct FitTiming {
   double likelihood = 0;                   // of it, the batched likelihood calls
   double gpu_kernels = 0, gpu_device = 0;  // of those, CUDA kernels and device time (0 on the CPU)
   double checks = 0, checkpoints = 0;
+  double start = 0;  // the start phase: optimisers and initial walkers
 };
 
 struct FitResult {
@@ -80,6 +82,8 @@ struct FitResult {
   std::string stopping_rule;        // "met: ...", "NOT met: ..." or "none ...: worst R-hat ..." (run file too)
   bool converged_enough = false;    // the rule met; without one (ess_target = 0), R-hat below its target
   StepCheck best_step_check;        // the integration-error check at the best draw (done = false: none)
+  bool least_squares_ran = false;   // the start's Levenberg-Marquardt optimisation, when it ran:
+  LeastSquaresResult least_squares;
 };
 
 FitResult run_fit(const ModelConfig& config, const FitSettings& settings, const FitCallbacks& callbacks = {});

@@ -60,6 +60,9 @@ double default_step_fraction(const std::string& integrator);
 struct ModelCurves {
   std::vector<double> rv;        // [system][rv point], m/s, before instrument offsets
   std::vector<double> transits;  // [system][transit row of LikelihoodProblem::transit_rows()], BJD_TDB
+  // Set by the caller: transits in days since the reference epoch instead, as the observers
+  // compute them (an absolute BJD rounds them to 4.7e-10 d).
+  bool relative_times = false;
 };
 
 class LikelihoodProblem {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "swarmfit/inference/least_squares.hpp"
 #include "swarmfit/inference/prior.hpp"
 #include "swarmfit/models/likelihood.hpp"
 #include "swarmfit/models/stability.hpp"
@@ -50,6 +51,20 @@ class Posterior {
   void screen(const Eigen::MatrixXd& x, const std::vector<char>& candidates, Eigen::VectorXd& log_likelihood,
               std::vector<int>& status) const;
 
+  // For the least-squares optimiser (inference/least_squares.hpp): per column of free parameters
+  // the whitened residuals, data minus model, in the order of the problem's tables: the RV points,
+  // (v - model - gamma_j) / sqrt(sigma^2 + s_j^2) (gamma_j the instrument's weighted mean residual
+  // where offsets are marginalised: the profile over gamma_j), then the transit rows,
+  // (t - model) / sigma; then one row per free parameter with a normal prior, (mean - x) / sigma.
+  // ln prior and ln L as operator() without the stability constraint, from the model curves
+  // (LikelihoodProblem::evaluate, on the CPU); not shared over processes (each computes all).
+  void residuals(const Eigen::MatrixXd& x, Eigen::MatrixXd& residuals, Eigen::VectorXd& log_prior,
+                 Eigen::VectorXd& log_likelihood, std::vector<int>& status) const;
+  // The problem handed to the optimiser: residuals() (through this object: it must outlive the
+  // problem), each row's Student-t nu, the jitters held (their ln L is no sum of squares), and
+  // each free parameter's support and prior standard deviation.
+  LeastSquaresProblem least_squares() const;
+
   // Where a run's time goes: the batched likelihood calls (and of them, on the CUDA backend, the
   // kernels and the device's allocations and copies).
   struct Time {
@@ -59,6 +74,11 @@ class Posterior {
   const Time& time() const { return *time_; }  // shared by the copies the sampler keeps
 
  private:
+  // ln prior of every column, ln L = -inf and status kStatusOutsidePrior for all; the columns with
+  // a finite prior back, their full parameter vectors in `full`.
+  std::vector<long> within_prior(const Eigen::MatrixXd& x, Eigen::VectorXd& log_prior, Eigen::VectorXd& log_likelihood,
+                                 std::vector<int>& status, std::vector<double>& full) const;
+
   const ParameterSpace& space_;
   const LikelihoodProblem& problem_;
   const StabilityConstraint* stability_;
