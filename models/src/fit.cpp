@@ -230,7 +230,7 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (!(f.sampler.kde.probability >= 0 && f.sampler.kde.probability + f.sampler.snooker.probability <= 1))
     fail("kde", "must be >= 0 with snooker + kde <= 1");
   f.sampler.kde.components = vm["kde_components"].as<int>();
-  if (f.sampler.kde.components < 2) fail("kde_components", "must be >= 2");
+  if (f.sampler.kde.components < 1) fail("kde_components", "must be >= 1");
   f.sampler.kde.bandwidth = vm["kde_bandwidth"].as<double>();
   if (!(f.sampler.kde.bandwidth > 0) || !std::isfinite(f.sampler.kde.bandwidth))
     fail("kde_bandwidth", "must be > 0 and finite");

@@ -179,8 +179,10 @@ po::options_description fit_keys() {
       "DE move: gamma = de_gamma / sqrt(2 d) (ter Braak 2006's 2.38; smaller for narrow, curved posteriors)")(
       "kde", po::value<double>()->default_value(0.0),
       "probability of an independence move from a kernel density estimate of the other half")(
-      "kde_components", po::value<int>()->default_value(256), "kernel centres of the KDE move (at most)")(
-      "kde_bandwidth", po::value<double>()->default_value(1.0), "factor on Silverman's KDE bandwidth")(
+      "kde_components", po::value<int>()->default_value(256),
+      "kernel centres of the KDE move (at most; 1: one Gaussian at the other half's mean, covariance "
+      "kde_bandwidth^2 x theirs)")("kde_bandwidth", po::value<double>()->default_value(1.0),
+                                   "factor on Silverman's KDE bandwidth")(
       "temperatures", po::value<int>()->default_value(1), "parallel tempering: number of temperatures")(
       "max_temperature", po::value<double>()->default_value(100.0), "hottest temperature (geometric ladder from 1)")(
       "rhat_target", po::value<double>()->default_value(1.01), "stopping rule: every R-hat below this ...")(

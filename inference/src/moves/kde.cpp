@@ -10,8 +10,8 @@ namespace swarmfit {
 
 KdeMove::KdeMove(KdeSettings settings) : settings_(settings) {
   if (!(settings_.probability >= 0)) throw std::invalid_argument("DEMCMC: the KDE probability must be >= 0");
-  if (settings_.components < 2 || !(settings_.bandwidth > 0))
-    throw std::invalid_argument("DEMCMC: KDE components must be >= 2 and the bandwidth factor > 0");
+  if (settings_.components < 1 || !(settings_.bandwidth > 0))
+    throw std::invalid_argument("DEMCMC: KDE components must be >= 1 and the bandwidth factor > 0");
 }
 
 bool KdeMove::prepare(const HalfUpdate& half) {
@@ -31,6 +31,12 @@ bool KdeMove::prepare(const HalfUpdate& half) {
   const Eigen::MatrixXd lower = llt.matrixL();
   if (!(lower.diagonal().minCoeff() > 1e-12)) return false;
   cholesky_ = scale.asDiagonal() * lower;
+  if (settings_.components == 1) {  // one Gaussian at the other half's mean, bandwidth x its covariance
+    centres_ = mean;
+    white_ = cholesky_.triangularView<Eigen::Lower>().solve(centres_).transpose();
+    h_ = settings_.bandwidth;
+    return true;
+  }
   // Kernel centres: the whole other half, or K of its members by a partial Fisher-Yates shuffle
   // keyed by (level, generation) only.
   const long k_max = std::min<long>(n, settings_.components);

@@ -5,6 +5,10 @@
 // proposal that does not depend on x; Tierney 1994, Ann. Stat. 22, 1701). The other half is fixed
 // during the update, so q is fixed and each half update keeps the target; once the walkers cover
 // the posterior, accepted proposals are near-independent draws, which pays with large populations.
+// With one component, q = N(m, h^2 C), m the other half's mean and h the factor itself: the
+// Gaussian independence sampler (Tierney 1994), for near-Gaussian posteriors in many dimensions,
+// where a mixture of K kernels of Silverman's width is a much wider q (variance (1 + h^2) C) whose
+// proposals are rarely accepted.
 #pragma once
 
 #include <Eigen/Dense>
@@ -17,12 +21,13 @@ namespace swarmfit {
 struct KdeSettings {
   double probability = 0.0;  // that a walker's move is a KDE independence proposal
   int components = 256;      // kernel centres: at most this many members of the other half
-  double bandwidth = 1.0;    // factor on Silverman's bandwidth
+                             // (1: one Gaussian at their mean)
+  double bandwidth = 1.0;    // factor on Silverman's bandwidth (one component: the scale h itself)
 };
 
 class KdeMove {
  public:
-  // Throws std::invalid_argument for a negative probability, fewer than 2 components or a
+  // Throws std::invalid_argument for a negative probability, fewer than 1 component or a
   // bandwidth factor <= 0.
   explicit KdeMove(KdeSettings settings = {});
   const KdeSettings& settings() const { return settings_; }
