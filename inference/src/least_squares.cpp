@@ -86,6 +86,14 @@ LeastSquaresResult optimize_least_squares(const Eigen::VectorXd& start, const Le
   }
   // Forward-difference steps: a small fraction of the prior's width first, then of the current
   // Laplace standard deviations (small against the curvature's scale, large against round-off).
+  if (k == 0) {  // nothing to fit: the start, with no covariance
+    out.best = start;
+    out.log_posterior = here.log_posterior;
+    out.covariance = Eigen::MatrixXd::Zero(d, d);
+    out.converged = true;
+    out.stopped = "no parameter to fit";
+    return out;
+  }
   Eigen::VectorXd h(k), sd(k);
   for (long a = 0; a < k; ++a) {
     sd(a) = p.scale(act[a]);

@@ -182,13 +182,20 @@ TEST(LeastSquares, OptimumBeyondABoundEndsOnTheBound) {
   EXPECT_NEAR(r.best(1), 1.0, 1e-3);
 }
 
-TEST(LeastSquares, StartWithoutAFinitePosteriorIsRefused) {
+TEST(LeastSquares, StartWithoutAFinitePosteriorIsRefusedAndNothingToFitReturnsTheStart) {
   Problem prob;
   prob.r = [](const Eigen::VectorXd& x) { return Eigen::VectorXd(x); };
   prob.nu = {0.0};
   prob.lower = Eigen::VectorXd::Constant(1, -1);
   prob.upper = Eigen::VectorXd::Constant(1, 1);
   EXPECT_THROW(optimize_least_squares(Eigen::VectorXd::Constant(1, 2.0), prob.make(), 10), std::invalid_argument);
+  // Every parameter held: the start back, converged, no covariance.
+  LeastSquaresProblem held = prob.make();
+  held.active[0] = 0;
+  const LeastSquaresResult r = optimize_least_squares(Eigen::VectorXd::Constant(1, 0.5), held, 10);
+  EXPECT_EQ(r.best(0), 0.5);
+  EXPECT_EQ(r.covariance(0, 0), 0.0);
+  EXPECT_NEAR(r.log_posterior, -0.125, 1e-15);
 }
 
 // Walkers drawn from a Laplace approximation: 4,000 draws' mean and covariance match (within
