@@ -101,7 +101,9 @@ LeastSquaresResult optimize_least_squares(const Eigen::VectorXd& start, const Le
   }
   double lambda = 1e-3;
   int rejected = 0;
-  Eigen::MatrixXd information(k, k);
+  Eigen::MatrixXd information(k, k), cov(k, k);  // at `here`, kept for the result
+  Eigen::VectorXd cap(k);                        // standard deviations at most the prior's
+  for (long a = 0; a < k; ++a) cap(a) = p.scale(act[a]);
   const auto began = std::chrono::steady_clock::now();
   auto last_report = began;
   auto report = [&](long it, bool finished) {
@@ -167,9 +169,7 @@ LeastSquaresResult optimize_least_squares(const Eigen::VectorXd& start, const Le
     // The (reweighted) Gauss-Newton step solves A delta = g, g = -J^T W r: minus the gradient of sum rho.
     const Eigen::VectorXd g = -(J.transpose() * (w.asDiagonal() * here.r));
     information = J.transpose() * wf.asDiagonal() * J;
-    Eigen::VectorXd cap(k);
-    for (long a = 0; a < k; ++a) cap(a) = p.scale(act[a]);
-    const Eigen::MatrixXd cov = covariance_of(information, cap);
+    cov = covariance_of(information, cap);
     for (long a = 0; a < k; ++a) {
       sd(a) = std::sqrt(cov(a, a));
       h(a) = std::max(1e-2 * sd(a), 1e-10 * p.scale(act[a]));
@@ -253,9 +253,6 @@ LeastSquaresResult optimize_least_squares(const Eigen::VectorXd& start, const Le
   out.best = here.x;
   out.log_posterior = here.log_posterior;
   out.covariance = Eigen::MatrixXd::Zero(d, d);
-  Eigen::VectorXd cap(k);
-  for (long a = 0; a < k; ++a) cap(a) = p.scale(act[a]);
-  const Eigen::MatrixXd cov = covariance_of(information, cap);
   for (long a = 0; a < k; ++a)
     for (long b = 0; b < k; ++b) out.covariance(act[a], act[b]) = cov(a, b);
   report(out.iterations, true);
