@@ -22,7 +22,8 @@ Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, De
       random_(settings_.seed),
       differential_evolution_(settings_.differential_evolution),
       snooker_(settings_.snooker),
-      kde_(settings_.kde) {
+      kde_(settings_.kde),
+      gradient_(settings_.gradient) {
   s_.walkers = initial;
   check();
   const long columns = s_.walkers.cols();
@@ -47,6 +48,7 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
       differential_evolution_(settings_.differential_evolution),
       snooker_(settings_.snooker),
       kde_(settings_.kde),
+      gradient_(settings_.gradient),
       s_(std::move(state)) {
   check();
   const std::size_t columns = s_.walkers.cols();
@@ -68,6 +70,7 @@ void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
                                 std::to_string(needed) + " for " + std::to_string(d) + " parameters");
   (void)SnookerMove(settings.snooker);  // each move checks its own settings
   (void)KdeMove(settings.kde);
+  (void)GradientMove(settings.gradient);
   if (!(settings.snooker.probability + settings.kde.probability <= 1))
     throw std::invalid_argument("DEMCMC: the KDE probability must be >= 0, and snooker + KDE <= 1");
 }
@@ -92,6 +95,11 @@ void Demcmc::update_half(int half) {
   const double p_snooker = settings_.snooker.probability, p_kde = settings_.kde.probability;
   // The generation counter of the random streams: 2 per generation (one per half).
   const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
+  if (settings_.gradient.probability > 0 &&
+      random_.uniform(RandomPurpose::kGradient, 0, g, 0) < settings_.gradient.probability) {
+    update_half_gradient(half);
+    return;
+  }
   Eigen::MatrixXd proposals(d, levels * n);
   Eigen::VectorXd log_correction = Eigen::VectorXd::Zero(levels * n);
   for (long level = 0; level < levels; ++level) {
@@ -167,6 +175,124 @@ void Demcmc::update_half(int half) {
     }
   }
 }
+void Demcmc::update_half_gradient(int half) {
+  const long d = s_.walkers.rows(), w = walkers_per_temperature_, n = w / 2, levels = num_temperatures();
+  const long m = levels * n;
+  const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
+  auto index = [&](long column) { return (column / n) * w + half * n + column % n; };  // state column
+  // Per temperature: the other half's factor and the step (no move where the factor fails).
+  std::vector<Eigen::MatrixXd> factor(levels);
+  std::vector<double> step(levels, 0.0);
+  std::vector<char> active(m, 0);
+  for (long level = 0; level < levels; ++level) {
+    const HalfUpdate update{s_.walkers, level * w + (1 - half) * n, n, level, s_.generation, g, random_};
+    if (!gradient_.prepare(update, s_.gradient_scale)) continue;
+    factor[level] = gradient_.factor();
+    step[level] = gradient_.step();
+    for (long k = 0; k < n; ++k) active[level * n + k] = tempered(level * w + half * n + k) > -kInf;
+  }
+  // u (whitened position relative to the start), p (momentum ~ N(0, I)), the gradient in u.
+  Eigen::MatrixXd u = Eigen::MatrixXd::Zero(d, m), p(d, m), grad(d, m), proposals(d, m);
+  for (long c = 0; c < m; ++c) {
+    proposals.col(c) = s_.walkers.col(index(c));
+    for (long q = 0; q < d; ++q) p(q, c) = random_.normal(RandomPurpose::kGradient, index(c), g, 1 + q);
+  }
+  const Eigen::VectorXd kinetic0 = 0.5 * p.colwise().squaredNorm().transpose();
+  Eigen::VectorXd value(m), proposed_prior = Eigen::VectorXd::Constant(m, -kInf),
+                            proposed_likelihood = Eigen::VectorXd::Constant(m, -kInf);
+  std::vector<int> proposed_status(m, 0);
+  for (long c = 0; c < m; ++c) value(c) = tempered(index(c));
+  // The gradients at the active columns' points: one batched call of d (with_centre: d + 1) points
+  // each; with the centre, its prior, likelihood and status are kept as the proposal's.
+  auto differentiate = [&](bool with_centre) {
+    std::vector<long> columns;
+    for (long c = 0; c < m; ++c)
+      if (active[c]) columns.push_back(c);
+    const long per = d + 1, skip = with_centre ? 0 : 1, count = static_cast<long>(columns.size());
+    Eigen::MatrixXd points(d, count * (per - skip));
+    Eigen::MatrixXd block(d, per);
+    for (long a = 0; a < count; ++a) {
+      const long c = columns[a], level = c / n;
+      GradientMove::difference_points(factor[level], proposals.col(c), block);
+      points.middleCols(a * (per - skip), per - skip) = block.rightCols(per - skip);
+    }
+    Eigen::VectorXd lp, ll;
+    std::vector<int> status(points.cols(), 0);
+    f_(points, lp, ll, status);
+    if (lp.size() != points.cols() || ll.size() != points.cols())
+      throw std::logic_error("log-density returned the wrong number of values");
+    std::vector<double> values(per);
+    for (long a = 0; a < count; ++a) {
+      const long c = columns[a], first = a * (per - skip);
+      const double beta = 1.0 / settings_.temperatures[c / n];
+      auto target = [&](long j) {
+        return (lp(j) > -kInf && ll(j) > -kInf && !std::isnan(lp(j) + ll(j))) ? lp(j) + beta * ll(j) : -kInf;
+      };
+      if (with_centre) {
+        proposed_prior(c) = lp(first);
+        proposed_likelihood(c) = ll(first);
+        proposed_status[c] = status[first];
+        value(c) = target(first);
+      }
+      values[0] = value(c);
+      for (long j = 1; j < per; ++j) values[j] = target(first + j - skip);
+      if (!GradientMove::gradient(values.data(), d, grad.col(c))) active[c] = 0;
+    }
+  };
+  differentiate(false);
+  // Leapfrog (Neal 2011, eqs. 5.18-5.20) with the force the differences give.
+  for (int s = 0; s < settings_.gradient.steps; ++s) {
+    for (long c = 0; c < m; ++c) {
+      if (!active[c]) continue;
+      const double e = step[c / n];
+      p.col(c) += 0.5 * e * grad.col(c);
+      u.col(c) += e * p.col(c);
+      proposals.col(c) = s_.walkers.col(index(c)) + factor[c / n] * u.col(c);
+    }
+    differentiate(true);
+    for (long c = 0; c < m; ++c)
+      if (active[c]) p.col(c) += 0.5 * step[c / n] * grad.col(c);
+  }
+  // Metropolis on the Hamiltonian, -ln pi + |p|^2 / 2 (Neal 2011, eq. 5.8).
+  auto accepts = [&](long c) {
+    if (!active[c]) return false;
+    const double lp = proposed_prior(c), ll = proposed_likelihood(c);
+    const double beta = 1.0 / settings_.temperatures[c / n];
+    const double target = (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
+    if (!(target > -kInf)) return false;
+    const double delta = target - tempered(index(c)) - 0.5 * p.col(c).squaredNorm() + kinetic0(c);
+    const double uniform = random_.uniform(RandomPurpose::kAccept, index(c), g, 0);
+    return delta >= 0 || std::log(uniform) < delta;
+  };
+  if (screen_) {
+    std::vector<char> candidates(m, 0);
+    for (long c = 0; c < m; ++c) candidates[c] = accepts(c);
+    screen_(proposals, candidates, proposed_likelihood, proposed_status);
+  }
+  if (s_.generation < settings_.gradient.adapt_until) {  // warm-up: the step toward its target acceptance
+    double sum = 0;
+    for (long c = 0; c < n; ++c) {
+      if (!active[c]) continue;  // a rejected trajectory (outside the support, no gradient) counts as 0
+      const double delta =
+          proposed_prior(c) + proposed_likelihood(c) - tempered(index(c)) - 0.5 * p.col(c).squaredNorm() + kinetic0(c);
+      sum += std::isfinite(delta) ? std::min(1.0, std::exp(delta)) : 0.0;
+    }
+    s_.gradient_scale = adapted_gradient_scale(s_.gradient_scale, sum / n, settings_.gradient.steps);
+  }
+  for (long c = 0; c < m; ++c) {
+    const long i = index(c);
+    const bool accept = accepts(c);
+    if (c < n) accepted_last_[half * n + c] = accept;
+    if (accept) {
+      s_.walkers.col(i) = proposals.col(c);
+      s_.log_prior(i) = proposed_prior(c);
+      s_.log_likelihood(i) = proposed_likelihood(c);
+      s_.status[i] = proposed_status[c];
+      ++s_.accepted[i];
+    }
+  }
+}
+
 void Demcmc::step() {
   DemcmcState before = s_;  // a copy of the walkers per generation: nothing next to one evaluation
   std::vector<unsigned char> accepted_before = accepted_last_;

@@ -1,5 +1,6 @@
 #include "swarmfit/inference/run_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
@@ -96,6 +97,7 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
       h5::write(g, "accepted", {columns}, s.accepted.data());
       h5::write(g, "swaps_accepted", {static_cast<hsize_t>(s.swaps_accepted.size())}, s.swaps_accepted.data());
       h5::attribute(g, "generation", s.generation);
+      h5::attribute(g, "gradient_scale", s.gradient_scale);
     }
     const DemcmcSettings& st = run.settings;
     h5::attribute(h5, "seed", static_cast<long>(st.seed));
@@ -106,6 +108,9 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
     h5::attribute(h5, "kde", st.kde.probability);
     h5::attribute(h5, "kde_components", static_cast<long>(st.kde.components));
     h5::attribute(h5, "kde_bandwidth", st.kde.bandwidth);
+    h5::attribute(h5, "gradient", st.gradient.probability);
+    h5::attribute(h5, "gradient_steps", static_cast<long>(st.gradient.steps));
+    h5::attribute(h5, "gradient_step", st.gradient.step_size);
     h5::attribute(h5, "temperatures", st.temperatures);
     h5::attribute(h5, "thin", run.thin);
     h5::attribute(h5, "walkers", static_cast<long>(c.num_walkers));
@@ -211,6 +216,11 @@ RunRecord read_run(const std::string& path) {
       s.accepted = h5::read_longs(g, "accepted");
       s.swaps_accepted = h5::read_longs(g, "swaps_accepted");
       s.generation = h5::read_long_attribute(g, "generation");
+      if (H5Aexists(g, "gradient_scale") > 0) {  // runs written before the gradient move have none
+        s.gradient_scale = h5::read_double_attribute(g, "gradient_scale");
+        if (!(s.gradient_scale > 0) || !std::isfinite(s.gradient_scale))
+          throw std::runtime_error("state/gradient_scale is not a positive number");
+      }
     }
     DemcmcSettings& st = run.settings;
     st.seed = static_cast<std::uint64_t>(h5::read_long_attribute(h5, "seed"));
@@ -222,6 +232,12 @@ RunRecord read_run(const std::string& path) {
       st.kde.probability = h5::read_double_attribute(h5, "kde");
       st.kde.components = static_cast<int>(h5::read_long_attribute(h5, "kde_components"));
       st.kde.bandwidth = h5::read_double_attribute(h5, "kde_bandwidth");
+    }
+    if (H5Aexists(h5, "gradient") > 0) {  // runs written before the gradient move have none
+      st.gradient.probability = h5::read_double_attribute(h5, "gradient");
+      const long steps = h5::read_long_attribute(h5, "gradient_steps");
+      st.gradient.steps = static_cast<int>(std::clamp(steps, -1L, 1001L));  // out of range: refused by the sampler
+      st.gradient.step_size = h5::read_double_attribute(h5, "gradient_step");
     }
     st.temperatures = h5::read_double_attributes(h5, "temperatures");
     run.thin = h5::read_long_attribute(h5, "thin");

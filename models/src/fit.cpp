@@ -142,6 +142,9 @@ RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, 
   if (was.kde.probability != s.sampler.kde.probability || was.kde.components != s.sampler.kde.components ||
       was.kde.bandwidth != s.sampler.kde.bandwidth)
     mismatch("KDE move settings");
+  if (was.gradient.probability != s.sampler.gradient.probability || was.gradient.steps != s.sampler.gradient.steps ||
+      was.gradient.step_size != s.sampler.gradient.step_size)
+    mismatch("gradient move settings");
   if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
   if (run.thin != s.thin) mismatch("thin");
   const auto config = run.attributes.find("config");
@@ -234,6 +237,14 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   f.sampler.kde.bandwidth = vm["kde_bandwidth"].as<double>();
   if (!(f.sampler.kde.bandwidth > 0) || !std::isfinite(f.sampler.kde.bandwidth))
     fail("kde_bandwidth", "must be > 0 and finite");
+  f.sampler.gradient.probability = vm["gradient"].as<double>();
+  if (!(f.sampler.gradient.probability >= 0 && f.sampler.gradient.probability <= 1))
+    fail("gradient", "must be in [0, 1]");
+  f.sampler.gradient.steps = vm["gradient_steps"].as<int>();
+  if (f.sampler.gradient.steps < 1 || f.sampler.gradient.steps > 1000) fail("gradient_steps", "must be in [1, 1000]");
+  f.sampler.gradient.step_size = vm["gradient_step"].as<double>();
+  if (!(f.sampler.gradient.step_size >= 0) || !std::isfinite(f.sampler.gradient.step_size))
+    fail("gradient_step", "must be >= 0 and finite (0: automatic)");
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();
@@ -412,9 +423,13 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   const BatchedLogDensity start_density(start_posterior);
   const BatchedLogDensity density =
       posterior.has_stability() ? BatchedLogDensity(posterior.without_stability()) : BatchedLogDensity(posterior);
+  // The gradient move's step adapts in the burn-in (the given one, or the outlier resets' first
+  // quarter of the run), as the DEMCMC settings of this sitting; not part of the run's identity.
+  DemcmcSettings sampler_settings = s.sampler;
+  sampler_settings.gradient.adapt_until = s.burn_in >= 0 ? s.burn_in : s.generations / 4;
   std::unique_ptr<Demcmc> sampler;
   if (resumed) {
-    sampler = std::make_unique<Demcmc>(run.state, density, s.sampler, screen);
+    sampler = std::make_unique<Demcmc>(run.state, density, sampler_settings, screen);
   } else {
     StartSettings start;
     start.walkers = s.walkers;
@@ -450,7 +465,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
         list += (list.empty() ? "" : ", ") + name + " x" + std::to_string(count);
       throw InputError("init = " + s.init + ": " + e.what() + " (" + list + ")");
     }
-    sampler = std::make_unique<Demcmc>(x0, density, s.sampler, screen);
+    sampler = std::make_unique<Demcmc>(x0, density, sampler_settings, screen);
     result.timing.start = elapsed();
   }
 

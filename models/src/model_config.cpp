@@ -183,6 +183,12 @@ po::options_description fit_keys() {
       "kernel centres of the KDE move (at most; 1: one Gaussian at the other half's mean, covariance "
       "kde_bandwidth^2 x theirs)")("kde_bandwidth", po::value<double>()->default_value(1.0),
                                    "factor on Silverman's KDE bandwidth")(
+      "gradient", po::value<double>()->default_value(0.0),
+      "probability that a half update is a gradient move (Hamiltonian Monte Carlo whitened by the other half; "
+      "finite-difference gradients, d + 1 likelihoods per walker and leapfrog step)")(
+      "gradient_steps", po::value<int>()->default_value(1), "leapfrog steps of a gradient move (1: MALA)")(
+      "gradient_step", po::value<double>()->default_value(0.0),
+      "leapfrog step of a gradient move in the other half's standard deviations (0: 1.5 d^-1/4)")(
       "temperatures", po::value<int>()->default_value(1), "parallel tempering: number of temperatures")(
       "max_temperature", po::value<double>()->default_value(100.0), "hottest temperature (geometric ladder from 1)")(
       "rhat_target", po::value<double>()->default_value(1.01), "stopping rule: every R-hat below this ...")(

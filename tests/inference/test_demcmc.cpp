@@ -5,7 +5,9 @@
 #include <omp.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <numeric>
 
 #include "swarmfit/inference/chain.hpp"
 #include "swarmfit/inference/demcmc.hpp"
@@ -502,6 +504,166 @@ TEST(Demcmc, GaussianIndependenceMovesKeepTheCorrelatedGaussian) {
   for (int g = 0; g < 1500; ++g) sampler.step();
   EXPECT_GT(sampler.acceptance_fraction(), 0.15);
   expect_marginals(sampler, target, {0, 4, 9}, 4000);
+}
+
+// Exact draws of the Gaussian: a population that covers the posterior, as the gradient move expects
+// (from one much wider than the posterior its whitened step is too long for the leapfrog and DE
+// moves must contract it first).
+Eigen::MatrixXd draws(const Gaussian& target, int walkers, std::uint64_t seed) {
+  const Eigen::MatrixXd lower = target.cov.llt().matrixL();
+  return (lower * start(target.d, walkers, seed) / 3.0).colwise() + target.mean;
+}
+
+// Gradient moves alone (Hamiltonian Monte Carlo whitened by the other half, finite-difference
+// gradients): MALA (one leapfrog step) and three-step trajectories keep the correlated Gaussian's
+// moments (a wrong kinetic term or a gradient not taken at the trajectory's points would bias
+// them), and accept most proposals.
+TEST(Demcmc, GradientMovesKeepTheCorrelatedGaussian) {
+  const Gaussian target;
+  for (int steps : {1, 3}) {
+    SCOPED_TRACE(steps);
+    DemcmcSettings settings;
+    settings.seed = 400 + steps;
+    settings.differential_evolution.gamma_one_every = 0;
+    settings.gradient.probability = 1.0;
+    settings.gradient.steps = steps;
+    Demcmc sampler(draws(target, 32, 12), target.density(), settings);
+    for (int g = 0; g < 100; ++g) sampler.step();
+    EXPECT_GT(sampler.acceptance_fraction(), 0.5);
+    expect_marginals(sampler, target, {0, 4, 9}, 1500);
+  }
+}
+
+// A target with a hard bound in its prior and tempering: x0 half-normal (the prior is -inf below
+// 0: trajectories and difference points that cross it are rejected), x2 ~ N(0, 2^2) from the
+// prior, x1 | x2 ~ N(x2 / 2, 1/4) from the likelihood; so at T = 1 E x0 = sqrt(2 / pi),
+// var x0 = 1 - 2 / pi, var x1 = 1.25, and the hot level's likelihood is flattened by 1/T only.
+// Gradient moves on half the half updates, DE moves on the rest, two temperatures.
+TEST(Demcmc, GradientMovesKeepABoundedTemperedTarget) {
+  const BatchedLogDensity density = [](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll,
+                                       std::vector<int>& status) {
+    lp.resize(x.cols());
+    ll.resize(x.cols());
+    status.assign(x.cols(), 0);
+    for (long k = 0; k < x.cols(); ++k) {
+      lp(k) = x(0, k) < 0 ? -std::numeric_limits<double>::infinity() : -0.125 * x(2, k) * x(2, k);
+      const double r = (x(1, k) - 0.5 * x(2, k)) / 0.5;
+      ll(k) = -0.5 * (x(0, k) * x(0, k) + r * r);
+    }
+  };
+  DemcmcSettings settings;
+  settings.seed = 31;
+  settings.temperatures = {1.0, 3.0};
+  settings.gradient.probability = 0.5;
+  settings.gradient.steps = 2;
+  Eigen::MatrixXd initial = start(3, 2 * 32, 13);
+  initial.row(0) = initial.row(0).cwiseAbs();
+  Demcmc sampler(initial, density, settings);
+  for (int g = 0; g < 500; ++g) sampler.step();
+  const double pi = 3.141592653589793;
+  const Moments x0 = moments(sampler, 0, 6000, [](const Eigen::VectorXd& x) { return x(0); });
+  ASSERT_GT(x0.ess, 1000);
+  EXPECT_NEAR(x0.mean, std::sqrt(2 / pi), 4.5 * std::sqrt((1 - 2 / pi) / x0.ess));
+  EXPECT_NEAR(x0.variance, 1 - 2 / pi, 4.5 * (1 - 2 / pi) * std::sqrt(2 / x0.ess_square));
+  const Moments x1 = moments(sampler, 1, 6000, [](const Eigen::VectorXd& x) { return x(1); });
+  ASSERT_GT(x1.ess, 1000);
+  EXPECT_NEAR(x1.mean, 0.0, 4.5 * std::sqrt(1.25 / x1.ess));
+  EXPECT_NEAR(x1.variance, 1.25, 4.5 * 1.25 * std::sqrt(2 / x1.ess_square));
+}
+
+// What the gradient move is for: in 30 dimensions a population of 64 walkers started narrow (0.2
+// of the posterior's scale, as a Laplace start of a posterior wider than its curvature says)
+// spreads to the posterior's variance in far fewer generations with gradient moves than with DE
+// moves (3 against 105 here), and its chain then mixes faster per generation (ESS 42x). Per
+// likelihood they cost (d + 1)(steps + 1) times more: they pay where a generation's time is a
+// batch's latency (a GPU with room to spare), not its likelihood count.
+TEST(Demcmc, GradientMovesSpreadANarrowPopulationAndMixFaster) {
+  const int d = 30, walkers = 64;
+  auto gaussian = [](const Eigen::VectorXd& x) {
+    double s = 0;
+    for (long i = 0; i < x.size(); ++i) s += std::pow(x(i) / (1.0 + 0.1 * i), 2);
+    return -0.5 * s;
+  };
+  double ess[2] = {0, 0};
+  long spread_at[2] = {0, 0};
+  for (int with_gradient = 0; with_gradient < 2; ++with_gradient) {
+    DemcmcSettings settings;
+    settings.seed = 90;
+    settings.gradient.probability = with_gradient ? 1.0 : 0.0;
+    settings.gradient.steps = 3;
+    Demcmc sampler(0.2 * start(d, walkers, 14) / 3.0, likelihood_only(gaussian), settings);
+    // Generations until the walkers' variance of the widest coordinate reaches 80% of its 8.41.
+    for (long g = 1; g <= 4000 && spread_at[with_gradient] == 0; ++g) {
+      sampler.step();
+      const Eigen::VectorXd last = sampler.walkers().row(d - 1).transpose();
+      const double variance = (last.array() - last.mean()).square().sum() / (walkers - 1);
+      if (variance > 0.8 * 8.41) spread_at[with_gradient] = g;
+    }
+    for (int g = 0; g < 300; ++g) sampler.step();
+    ess[with_gradient] = moments(sampler, d - 1, 1000, [&](const Eigen::VectorXd& x) { return x(d - 1); }).ess;
+  }
+  ASSERT_GT(spread_at[1], 0);
+  EXPECT_TRUE(spread_at[0] == 0 || spread_at[0] > 5 * spread_at[1]) << spread_at[0] << " " << spread_at[1];
+  EXPECT_GT(ess[1], 5 * ess[0]) << ess[0] << " " << ess[1];
+}
+
+// A step far too long for the leapfrog (4 whitened units, where 2 / sqrt(max curvature) = 2
+// diverges) accepts nothing; adapted in a 60-generation burn-in it shrinks until about the target
+// acceptance, is frozen afterwards, and the chain then keeps the Gaussian.
+TEST(Demcmc, GradientStepAdaptsInTheBurnIn) {
+  const Gaussian target;
+  DemcmcSettings settings;
+  settings.seed = 17;
+  settings.gradient.probability = 1.0;
+  settings.gradient.steps = 3;
+  settings.gradient.step_size = 4.0;
+  settings.gradient.adapt_until = 60;
+  Demcmc sampler(draws(target, 32, 15), target.density(), settings);
+  for (int g = 0; g < 60; ++g) sampler.step();
+  const double scale = sampler.state().gradient_scale;
+  EXPECT_LT(scale, 0.4);
+  EXPECT_GT(scale, 0.05);
+  const long before = std::accumulate(sampler.state().accepted.begin(), sampler.state().accepted.end(), 0L);
+  expect_marginals(sampler, target, {0, 9}, 1500);
+  EXPECT_EQ(sampler.state().gradient_scale, scale);  // frozen after the burn-in
+  const long after = std::accumulate(sampler.state().accepted.begin(), sampler.state().accepted.end(), 0L);
+  const double acceptance = static_cast<double>(after - before) / (2 * 1500.0 * 32);
+  EXPECT_GT(acceptance, 0.45);
+  EXPECT_LT(acceptance, 0.9);
+}
+
+TEST(Demcmc, RefusesBadGradientSettings) {
+  const Gaussian target;
+  for (auto edit : std::vector<std::function<void(GradientSettings&)>>{
+           [](GradientSettings& s) { s.probability = 1.5; }, [](GradientSettings& s) { s.probability = -0.1; },
+           [](GradientSettings& s) { s.steps = 0; }, [](GradientSettings& s) { s.step_size = -1; },
+           [](GradientSettings& s) { s.step_size = std::numeric_limits<double>::infinity(); },
+           [](GradientSettings& s) { s.adapt_until = -1; }}) {
+    DemcmcSettings settings;
+    edit(settings.gradient);
+    EXPECT_THROW(Demcmc(start(target.d, 64, 1), target.density(), settings), std::invalid_argument);
+  }
+}
+
+// With gradient moves on some half updates, the chain is still a function of the seed and the
+// state alone: a sampler restored from a state continues bitwise.
+TEST(Demcmc, GradientMovesRestoreContinuesExactly) {
+  const Gaussian target;
+  DemcmcSettings settings;
+  settings.seed = 6;
+  settings.gradient.probability = 0.5;
+  settings.gradient.steps = 2;
+  settings.temperatures = {1.0, 2.0};
+  Demcmc a(draws(target, 48, 2), target.density(), settings);
+  for (int g = 0; g < 20; ++g) a.step();
+  Demcmc c(a.state(), target.density(), settings);
+  for (int g = 0; g < 20; ++g) {
+    a.step();
+    c.step();
+  }
+  EXPECT_EQ((a.state().walkers - c.state().walkers).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ(a.state().accepted, c.state().accepted);
+  EXPECT_GT(a.acceptance_fraction(), 0.3);
 }
 
 // Two well-separated modes, N(-4, 0.3^2) with weight 0.3 and N(+4, 0.3^2) with weight 0.7 (in

@@ -17,20 +17,8 @@ KdeMove::KdeMove(KdeSettings settings) : settings_(settings) {
 bool KdeMove::prepare(const HalfUpdate& half) {
   const long d = half.walkers.rows(), n = half.n;
   const auto members = half.other_half();
-  const Eigen::VectorXd mean = members.rowwise().mean();
-  const Eigen::MatrixXd centred = members.colwise() - mean;
-  Eigen::MatrixXd covariance = Eigen::MatrixXd::Zero(d, d);  // d x d x n: a loop, not a GEMM
-  for (long i = 0; i < d; ++i)
-    for (long j = 0; j <= i; ++j) covariance(i, j) = covariance(j, i) = centred.row(i).dot(centred.row(j)) / (n - 1.0);
-  // Cholesky of the correlation matrix (scale-free), then C = D R D.
-  const Eigen::VectorXd scale = covariance.diagonal().cwiseSqrt();
-  if (!(scale.minCoeff() > 0) || !scale.allFinite()) return false;
-  const Eigen::MatrixXd correlation = scale.asDiagonal().inverse() * covariance * scale.asDiagonal().inverse();
-  const Eigen::LLT<Eigen::MatrixXd> llt(correlation);
-  if (llt.info() != Eigen::Success) return false;
-  const Eigen::MatrixXd lower = llt.matrixL();
-  if (!(lower.diagonal().minCoeff() > 1e-12)) return false;
-  cholesky_ = scale.asDiagonal() * lower;
+  Eigen::VectorXd mean;
+  if (!covariance_factor(members, cholesky_, &mean)) return false;
   if (settings_.components == 1) {  // one Gaussian at the other half's mean, bandwidth x its covariance
     centres_ = mean;
     white_ = cholesky_.triangularView<Eigen::Lower>().solve(centres_).transpose();

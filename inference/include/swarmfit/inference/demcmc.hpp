@@ -4,6 +4,9 @@
 // balance holds for each half update. Each walker's move is the differential-evolution move
 // (moves/differential_evolution.hpp), or with probability snooker.probability the DE-snooker move
 // (moves/snooker.hpp), or with probability kde.probability the KDE independence move (moves/kde.hpp).
+// With probability gradient.probability a half update is instead a gradient move of all its walkers
+// (Hamiltonian Monte Carlo preconditioned by the other half, moves/gradient.hpp): steps + 1 batched
+// calls of d + 1 points per walker (d for the first).
 // Parallel tempering (Swendsen & Wang 1986; Earl & Deem 2005): a ladder of temperatures T_k whose
 // walkers target prior x L^(1/T_k); every temperature's half goes into the same batched call, and
 // after each generation adjacent temperatures swap walkers with probability
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "swarmfit/inference/moves/differential_evolution.hpp"
+#include "swarmfit/inference/moves/gradient.hpp"
 #include "swarmfit/inference/moves/kde.hpp"
 #include "swarmfit/inference/moves/snooker.hpp"
 #include "swarmfit/inference/random.hpp"
@@ -54,6 +58,7 @@ struct DemcmcSettings {
   DifferentialEvolutionSettings differential_evolution;
   SnookerSettings snooker;  // snooker.probability + kde.probability <= 1
   KdeSettings kde;
+  GradientSettings gradient;
   std::vector<double> temperatures = {1.0};  // ladder, increasing from 1
 };
 
@@ -65,6 +70,7 @@ struct DemcmcState {
   std::vector<long> accepted;        // accepted proposals per column since the start
   std::vector<long> swaps_accepted;  // per adjacent pair of temperatures (K - 1)
   long generation = 0;
+  double gradient_scale = 1.0;  // the gradient move's step factor, adapted during gradient.adapt_until
 };
 
 class Demcmc {
@@ -106,6 +112,7 @@ class Demcmc {
   void check();
   void step_unguarded();
   void update_half(int half);
+  void update_half_gradient(int half);
   double tempered(long column) const;
 
   BatchedLogDensity f_;
@@ -115,6 +122,7 @@ class Demcmc {
   DifferentialEvolutionMove differential_evolution_;
   SnookerMove snooker_;
   KdeMove kde_;
+  GradientMove gradient_;
   DemcmcState s_;
   int walkers_per_temperature_ = 0;
   std::vector<unsigned char> accepted_last_;

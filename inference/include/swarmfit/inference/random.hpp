@@ -27,6 +27,7 @@ enum class RandomPurpose : std::uint64_t {
   kOutlier = 12,     // the walker an outlier is moved onto
   kKdeSubset = 13,   // KDE move: which members of the other half are the kernel centres
   kKdeDraw = 14,     // KDE move: the kernel a proposal is drawn from and its Gaussian offset
+  kGradient = 15,    // gradient move: whether a half update is one, its step and the momenta
   kTest = 100,       // tests
 };
 

@@ -24,4 +24,9 @@ struct HalfUpdate {
   auto member(long k) const { return walkers.col(other + k); }  // k in [0, n)
 };
 
+// The Cholesky factor L (lower) of the covariance C = L L^T of `members` (d x n columns), by the
+// factor of their correlation matrix (scale-free) scaled back; their mean into *mean if given.
+// False where C is not positive definite (a parameter without spread, or d >= n in effect).
+bool covariance_factor(const Eigen::Ref<const Eigen::MatrixXd>& members, Eigen::MatrixXd& lower, Eigen::VectorXd* mean);
+
 }  // namespace swarmfit
