@@ -30,7 +30,8 @@ if [ "$part" = prep ]; then
   exit 0
 fi
 $W/swarmfit --help > /dev/null 2>&1 || { echo "swarmfit does not start (libraries?)"; exit 1; }
-keys="backend=cuda threads=16 output=$W/trappist1_fit.h5 progress=auto ${FIT_KEYS:-}"
+keys="backend=cuda threads=16 output=$W/trappist1_fit.h5 ${FIT_KEYS:-}"
+case " ${FIT_KEYS:-}" in *" progress="*) ;; *) keys="$keys progress=auto" ;; esac  # FIT_KEYS may set it
 s=$(date +%s%N)
 if [ "$part" = resume ]; then
   (cd $W/main/examples && timeout -s TERM ${FIT_LIMIT:-540} $W/swarmfit fit --config trappist1.cfg --resume $keys \
