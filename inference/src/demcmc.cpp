@@ -12,7 +12,11 @@ namespace swarmfit {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// ln prior + beta ln L, -inf where either is -inf or NaN (such a point is never accepted).
+double tempered_target(double lp, double ll, double beta) {
+  return (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
 }
+}  // namespace
 
 Demcmc::Demcmc(const Eigen::MatrixXd& initial, BatchedLogDensity log_density, DemcmcSettings settings,
                BatchedScreen screen)
@@ -147,7 +151,7 @@ void Demcmc::update_half(int half) {
     const long i = level * w + half * n + k, column = level * n + k;
     const double lp = proposed_prior(column), ll = proposed_likelihood(column);
     const double beta = 1.0 / settings_.temperatures[level];
-    const double target = (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
+    const double target = tempered_target(lp, ll, beta);
     if (!(target > -kInf)) return false;  // -inf (and NaN) proposals are never accepted
     const double current = tempered(i);
     const double u = random_.uniform(RandomPurpose::kAccept, i, g, 0);
@@ -165,16 +169,20 @@ void Demcmc::update_half(int half) {
       const long i = level * w + half * n + k, column = level * n + k;
       const bool accept = accepts(level, k);
       if (level == 0) accepted_last_[half * n + k] = accept;
-      if (accept) {
-        s_.walkers.col(i) = proposals.col(column);
-        s_.log_prior(i) = proposed_prior(column);
-        s_.log_likelihood(i) = proposed_likelihood(column);
-        s_.status[i] = proposed_status[column];
-        ++s_.accepted[i];
-      }
+      if (accept)
+        take(i, proposals.col(column), proposed_prior(column), proposed_likelihood(column), proposed_status[column]);
     }
   }
 }
+void Demcmc::take(long column, const Eigen::Ref<const Eigen::VectorXd>& x, double log_prior, double log_likelihood,
+                  int status) {
+  s_.walkers.col(column) = x;
+  s_.log_prior(column) = log_prior;
+  s_.log_likelihood(column) = log_likelihood;
+  s_.status[column] = status;
+  ++s_.accepted[column];
+}
+
 void Demcmc::update_half_gradient(int half) {
   const long d = s_.walkers.rows(), w = walkers_per_temperature_, n = w / 2, levels = num_temperatures();
   const long m = levels * n;
@@ -225,9 +233,7 @@ void Demcmc::update_half_gradient(int half) {
     for (long a = 0; a < count; ++a) {
       const long c = columns[a], first = a * (per - skip);
       const double beta = 1.0 / settings_.temperatures[c / n];
-      auto target = [&](long j) {
-        return (lp(j) > -kInf && ll(j) > -kInf && !std::isnan(lp(j) + ll(j))) ? lp(j) + beta * ll(j) : -kInf;
-      };
+      auto target = [&](long j) { return tempered_target(lp(j), ll(j), beta); };
       if (with_centre) {
         proposed_prior(c) = lp(first);
         proposed_likelihood(c) = ll(first);
@@ -258,7 +264,7 @@ void Demcmc::update_half_gradient(int half) {
     if (!active[c]) return false;
     const double lp = proposed_prior(c), ll = proposed_likelihood(c);
     const double beta = 1.0 / settings_.temperatures[c / n];
-    const double target = (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
+    const double target = tempered_target(lp, ll, beta);
     if (!(target > -kInf)) return false;
     const double delta = target - tempered(index(c)) - 0.5 * p.col(c).squaredNorm() + kinetic0(c);
     const double uniform = random_.uniform(RandomPurpose::kAccept, index(c), g, 0);
@@ -283,13 +289,7 @@ void Demcmc::update_half_gradient(int half) {
     const long i = index(c);
     const bool accept = accepts(c);
     if (c < n) accepted_last_[half * n + c] = accept;
-    if (accept) {
-      s_.walkers.col(i) = proposals.col(c);
-      s_.log_prior(i) = proposed_prior(c);
-      s_.log_likelihood(i) = proposed_likelihood(c);
-      s_.status[i] = proposed_status[c];
-      ++s_.accepted[i];
-    }
+    if (accept) take(i, proposals.col(c), proposed_prior(c), proposed_likelihood(c), proposed_status[c]);
   }
 }
 

@@ -34,10 +34,9 @@ constexpr int kTableRows = 7;
 // system's steps done a body a thread instead of one thread's whole integration; a thread per
 // system where the systems alone fill the device or have few bodies (one thread's drifts of 2-3
 // planets interleave; the body threads' exchanges cost more). The bound of 5 bodies is where the
-// body kernel measured faster (bench/RESULTS.md, "One H100, 2026-11-28 morning"); the bound of
-// 352 body threads per multiprocessor is where a thread per system caught up with TRAPPIST-1's 8
-// bodies (~5,800 systems on 132 multiprocessors; body 2x faster at 1,024, system 2x at 9,216:
-// "One H200, 2026-11-28: gradient moves").
+// body kernel measured faster, and 352 body threads per multiprocessor where a thread per system
+// catches up with it (bench/RESULTS.md, "One H100, 2026-11-28 morning", "One H200, 2026-11-28:
+// gradient moves").
 constexpr long kBodyLayoutThreadsPerSm = 352;
 constexpr int kBodyLayoutFrom = 5;  // bodies
 RunRequest with_layout(const RunRequest& request, long systems, int bodies) {

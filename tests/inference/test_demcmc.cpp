@@ -574,7 +574,7 @@ TEST(Demcmc, GradientMovesKeepABoundedTemperedTarget) {
 // What the gradient move is for: in 30 dimensions a population of 64 walkers started narrow (0.2
 // of the posterior's scale, as a Laplace start of a posterior wider than its curvature says)
 // spreads to the posterior's variance in far fewer generations with gradient moves than with DE
-// moves (3 against 105 here), and its chain then mixes faster per generation (ESS 42x). Per
+// moves, and its chain then mixes faster per generation (both by 5x at least). Per
 // likelihood they cost (d + 1)(steps + 1) times more: they pay where a generation's time is a
 // batch's latency (a GPU with room to spare), not its likelihood count.
 TEST(Demcmc, GradientMovesSpreadANarrowPopulationAndMixFaster) {

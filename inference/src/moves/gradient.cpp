@@ -19,8 +19,8 @@ GradientMove::GradientMove(GradientSettings settings) : settings_(settings) {
 bool GradientMove::prepare(const HalfUpdate& half, double scale) {
   if (!covariance_factor(half.other_half(), factor_, nullptr)) return false;
   const double d = static_cast<double>(half.walkers.rows());
-  // Beskos et al. 2013: the step that keeps the acceptance as d grows scales as d^-1/4; 1.5 of it
-  // accepts ~0.8 of MALA's and ~0.7 of HMC's proposals on a Gaussian the population has learned.
+  // Beskos et al. 2013: the step that keeps the acceptance as d grows scales as d^-1/4 (the factor
+  // 1.5 is a start: the step adapts in the burn-in).
   const double base = scale * (settings_.step_size > 0 ? settings_.step_size : 1.5 * std::pow(d, -0.25));
   // A random step per half update (Neal 2011, section 5.4.2.2): no trajectory length resonates
   // with a period of the posterior; keyed by (level, half-generation) only.

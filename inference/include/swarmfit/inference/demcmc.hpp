@@ -113,6 +113,9 @@ class Demcmc {
   void step_unguarded();
   void update_half(int half);
   void update_half_gradient(int half);
+  // Column `column` takes an accepted proposal.
+  void take(long column, const Eigen::Ref<const Eigen::VectorXd>& x, double log_prior, double log_likelihood,
+            int status);
   double tempered(long column) const;
 
   BatchedLogDensity f_;

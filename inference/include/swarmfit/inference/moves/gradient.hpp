@@ -31,10 +31,10 @@ struct GradientSettings {
 // The warm-up adaptation of the step (as Stan's, Hoffman & Gelman 2014, section 3.2, by a
 // Robbins-Monro update of its logarithm): after each gradient half update before adapt_until,
 // ln scale += (mean acceptance probability of the T = 1 walkers - target); the target is 0.65
-// for trajectories (Beskos et al. 2013) and 0.574 for MALA (Roberts & Rosenthal 1998). Why: the
-// whitened posterior's curvature is not the population's at the start (a Laplace start from a
-// non-Gaussian posterior: eigenvalues 0.1-19 measured for TRAPPIST-1), and a leapfrog beyond
-// 2 / sqrt(curvature) diverges. Frozen afterwards, so the kept chain is a Markov chain.
+// for trajectories (Beskos et al. 2013) and 0.574 for MALA (Roberts & Rosenthal 1998). Why: at
+// the start the population's scales need not be the posterior's (a Laplace start of a
+// non-Gaussian posterior), and a leapfrog step beyond 2 / sqrt(curvature) diverges. Frozen
+// afterwards, so the kept chain is a Markov chain.
 double adapted_gradient_scale(double scale, double mean_acceptance, int steps);
 
 class GradientMove {
