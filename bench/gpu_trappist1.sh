@@ -10,7 +10,8 @@
 #   B/swarmfit.xz   the stripped binary (built with -DCMAKE_CUDA_ARCHITECTURES=90)
 #   B/shared/data   ../shared/data's TRAPPIST-1 (and other) folders
 # PART: prep (unpack only), fit (a new run, FIT_LIMIT seconds at most, default 540; SIGTERM
-# saves its state), resume (continue it). FIT_KEYS: more key=value settings.
+# saves its state), resume (continue it). FIT_KEYS: more key=value settings. KEEP_RUN=1: the run
+# file comes back in OUT too (for the chain's analysis here).
 set -uo pipefail
 R=$(pwd); B=$R/${B:-.gpu/l1}; OUT=${OUT:-/tmp/out}; W=/tmp/t1; mkdir -p "$OUT" $W
 exec > >(tee -a "$OUT/trappist1.txt") 2>&1
@@ -46,5 +47,6 @@ echo "fit rc=$? wall_ms=$((($(date +%s%N) - s) / 1000000))"
 cat $log | tail -80
 cp $log "$OUT/"
 if [ -f $W/trappist1_fit_summary.csv ]; then cp $W/trappist1_fit_summary.csv "$OUT/"; fi
+[ -n "${KEEP_RUN:-}" ] && cp $W/trappist1_fit.h5 "$OUT/" 
 # Where the walkers went (bench/chain_mixing.py, where h5py is there).
 python3 -c "import h5py, numpy" 2>/dev/null && python3 "$R/bench/chain_mixing.py" $W/trappist1_fit.h5 --blocks 10 --top 8

@@ -12,6 +12,8 @@ namespace swarmfit {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// gradient.whole: the weight of a burn-in generation's covariance in the metric (about the last 10).
+constexpr double kMetricWeight = 0.1;
 // ln prior + beta ln L, -inf where either is -inf or NaN (such a point is never accepted).
 double tempered_target(double lp, double ll, double beta) {
   return (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
@@ -60,6 +62,16 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
       static_cast<std::size_t>(s_.log_likelihood.size()) != columns || s_.status.size() != columns ||
       s_.accepted.size() != columns || s_.swaps_accepted.size() != settings_.temperatures.size() - 1)
     throw std::invalid_argument("DEMCMC state: arrays of the wrong size");
+  if (!s_.gradient_metric.empty()) {
+    if (static_cast<int>(s_.gradient_metric.size()) != num_temperatures())
+      throw std::invalid_argument("DEMCMC state: a gradient metric per temperature expected");
+    const long d = s_.walkers.rows();
+    Eigen::MatrixXd factor;
+    for (const Eigen::MatrixXd& c : s_.gradient_metric)
+      if (c.size() != 0 && (c.rows() != d || c.cols() != d || !c.allFinite() || !c.isApprox(c.transpose(), 0.0) ||
+                            !covariance_cholesky(c, factor)))
+        throw std::invalid_argument("DEMCMC state: a gradient metric is not a d x d covariance matrix");
+  }
 }
 
 void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
@@ -99,9 +111,9 @@ void Demcmc::update_half(int half) {
   const double p_snooker = settings_.snooker.probability, p_kde = settings_.kde.probability;
   // The generation counter of the random streams: 2 per generation (one per half).
   const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
-  if (settings_.gradient.probability > 0 &&
+  if (settings_.gradient.probability > 0 && !settings_.gradient.whole &&
       random_.uniform(RandomPurpose::kGradient, 0, g, 0) < settings_.gradient.probability) {
-    update_half_gradient(half);
+    update_gradient(half);
     return;
   }
   Eigen::MatrixXd proposals(d, levels * n);
@@ -183,21 +195,55 @@ void Demcmc::take(long column, const Eigen::Ref<const Eigen::VectorXd>& x, doubl
   ++s_.accepted[column];
 }
 
-void Demcmc::update_half_gradient(int half) {
+void Demcmc::update_gradient(int half) {
   const long d = s_.walkers.rows(), w = walkers_per_temperature_, n = w / 2, levels = num_temperatures();
-  const long m = levels * n;
-  const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + half;
-  auto index = [&](long column) { return (column / n) * w + half * n + column % n; };  // state column
-  // Per temperature: the other half's factor and the step (no move where the factor fails).
+  // The movers: per level `count` walkers from `offset` (a half, or the whole level).
+  const long count = half < 0 ? w : n, offset = half < 0 ? 0 : half * n, m = levels * count;
+  const std::uint64_t g = 2 * static_cast<std::uint64_t>(s_.generation) + std::max(half, 0);
+  auto index = [&](long column) { return (column / count) * w + offset + column % count; };  // state column
+  // Per temperature: the metric's factor and the step (no move where the factor fails).
   std::vector<Eigen::MatrixXd> factor(levels);
   std::vector<double> step(levels, 0.0);
   std::vector<char> active(m, 0);
+  if (half < 0 && static_cast<long>(s_.gradient_metric.size()) != levels) s_.gradient_metric.assign(levels, {});
   for (long level = 0; level < levels; ++level) {
-    const HalfUpdate update{s_.walkers, level * w + (1 - half) * n, n, level, s_.generation, g, random_};
-    if (!gradient_.prepare(update, s_.gradient_scale)) continue;
-    factor[level] = gradient_.factor();
-    step[level] = gradient_.step();
-    for (long k = 0; k < n; ++k) active[level * n + k] = tempered(level * w + half * n + k) > -kInf;
+    if (half >= 0) {
+      const HalfUpdate update{s_.walkers, level * w + (1 - half) * n, n, level, s_.generation, g, random_};
+      if (!gradient_.prepare(update, s_.gradient_scale)) continue;
+      factor[level] = gradient_.factor();
+      step[level] = gradient_.step();
+    } else {
+      // The metric: the level's covariance averaged over the burn-in's gradient generations with
+      // weights 1 - kMetricWeight per generation back (one generation's W walkers estimate a
+      // covariance too noisily to be frozen: an HMC population is nearly new every generation).
+      Eigen::MatrixXd& metric = s_.gradient_metric[level];
+      if (s_.generation < settings_.gradient.adapt_until || metric.size() == 0) {
+        const Eigen::MatrixXd now = sample_covariance(s_.walkers.middleCols(level * w, w), nullptr);
+        if (metric.size() == 0)
+          metric = now;
+        else
+          metric = (1 - kMetricWeight) * metric + kMetricWeight * now;
+      }
+      if (!covariance_cholesky(metric, factor[level])) {
+        if (s_.generation < settings_.gradient.adapt_until) metric.resize(0, 0);  // start again
+        continue;
+      }
+      // The jitter's own key: stream K W + level is no walker's (their momenta are theirs).
+      step[level] = gradient_.jittered_step(
+          d, s_.gradient_scale,
+          random_.uniform(RandomPurpose::kGradient, static_cast<std::uint64_t>(s_.walkers.cols() + level), g, 0));
+    }
+    for (long k = 0; k < count; ++k) active[level * count + k] = tempered(index(level * count + k)) > -kInf;
+  }
+  // The leapfrog steps: the fixed count, or (steps = 0) the adapted length's at level 0's step,
+  // jittered per move (one count for every walker: the batches stay one call each).
+  const double length = s_.gradient_length > 0 ? s_.gradient_length : GradientMove::kInitialLength;
+  int steps = settings_.gradient.steps;
+  double jitter = 1.0;
+  if (steps == 0) {
+    jitter = 1.0 - random_.uniform(RandomPurpose::kGradient, static_cast<std::uint64_t>(s_.walkers.cols() + levels), g,
+                                   0);  // (0, 1), on a stream no walker or level uses
+    steps = step[0] > 0 ? trajectory_steps(length, step[0], jitter) : 1;
   }
   // u (whitened position relative to the start), p (momentum ~ N(0, I)), the gradient in u.
   Eigen::MatrixXd u = Eigen::MatrixXd::Zero(d, m), p(d, m), grad(d, m), proposals(d, m);
@@ -216,11 +262,11 @@ void Demcmc::update_half_gradient(int half) {
     std::vector<long> columns;
     for (long c = 0; c < m; ++c)
       if (active[c]) columns.push_back(c);
-    const long per = d + 1, skip = with_centre ? 0 : 1, count = static_cast<long>(columns.size());
-    Eigen::MatrixXd points(d, count * (per - skip));
+    const long per = d + 1, skip = with_centre ? 0 : 1, differentiated = static_cast<long>(columns.size());
+    Eigen::MatrixXd points(d, differentiated * (per - skip));
     Eigen::MatrixXd block(d, per);
-    for (long a = 0; a < count; ++a) {
-      const long c = columns[a], level = c / n;
+    for (long a = 0; a < differentiated; ++a) {
+      const long c = columns[a], level = c / count;
       GradientMove::difference_points(factor[level], proposals.col(c), block);
       points.middleCols(a * (per - skip), per - skip) = block.rightCols(per - skip);
     }
@@ -230,9 +276,9 @@ void Demcmc::update_half_gradient(int half) {
     if (lp.size() != points.cols() || ll.size() != points.cols())
       throw std::logic_error("log-density returned the wrong number of values");
     std::vector<double> values(per);
-    for (long a = 0; a < count; ++a) {
+    for (long a = 0; a < differentiated; ++a) {
       const long c = columns[a], first = a * (per - skip);
-      const double beta = 1.0 / settings_.temperatures[c / n];
+      const double beta = 1.0 / settings_.temperatures[c / count];
       auto target = [&](long j) { return tempered_target(lp(j), ll(j), beta); };
       if (with_centre) {
         proposed_prior(c) = lp(first);
@@ -247,23 +293,23 @@ void Demcmc::update_half_gradient(int half) {
   };
   differentiate(false);
   // Leapfrog (Neal 2011, eqs. 5.18-5.20) with the force the differences give.
-  for (int s = 0; s < settings_.gradient.steps; ++s) {
+  for (int s = 0; s < steps; ++s) {
     for (long c = 0; c < m; ++c) {
       if (!active[c]) continue;
-      const double e = step[c / n];
+      const double e = step[c / count];
       p.col(c) += 0.5 * e * grad.col(c);
       u.col(c) += e * p.col(c);
-      proposals.col(c) = s_.walkers.col(index(c)) + factor[c / n] * u.col(c);
+      proposals.col(c) = s_.walkers.col(index(c)) + factor[c / count] * u.col(c);
     }
     differentiate(true);
     for (long c = 0; c < m; ++c)
-      if (active[c]) p.col(c) += 0.5 * step[c / n] * grad.col(c);
+      if (active[c]) p.col(c) += 0.5 * step[c / count] * grad.col(c);
   }
   // Metropolis on the Hamiltonian, -ln pi + |p|^2 / 2 (Neal 2011, eq. 5.8).
   auto accepts = [&](long c) {
     if (!active[c]) return false;
     const double lp = proposed_prior(c), ll = proposed_likelihood(c);
-    const double beta = 1.0 / settings_.temperatures[c / n];
+    const double beta = 1.0 / settings_.temperatures[c / count];
     const double target = tempered_target(lp, ll, beta);
     if (!(target > -kInf)) return false;
     const double delta = target - tempered(index(c)) - 0.5 * p.col(c).squaredNorm() + kinetic0(c);
@@ -276,21 +322,57 @@ void Demcmc::update_half_gradient(int half) {
     screen_(proposals, candidates, proposed_likelihood, proposed_status);
   }
   if (s_.generation < settings_.gradient.adapt_until) {  // warm-up: the step toward its target acceptance
-    double sum = 0;
-    for (long c = 0; c < n; ++c) {
+    Eigen::VectorXd probability = Eigen::VectorXd::Zero(count);
+    for (long c = 0; c < count; ++c) {
       if (!active[c]) continue;  // a rejected trajectory (outside the support, no gradient) counts as 0
       const double delta =
           proposed_prior(c) + proposed_likelihood(c) - tempered(index(c)) - 0.5 * p.col(c).squaredNorm() + kinetic0(c);
-      sum += std::isfinite(delta) ? std::min(1.0, std::exp(delta)) : 0.0;
+      probability(c) = std::isfinite(delta) ? std::min(1.0, std::exp(delta)) : 0.0;
     }
-    s_.gradient_scale = adapted_gradient_scale(s_.gradient_scale, sum / n, settings_.gradient.steps);
+    s_.gradient_scale =
+        adapted_gradient_scale(s_.gradient_scale, probability.sum() / count,
+                               settings_.gradient.steps == 0 ? 2 : settings_.gradient.steps, s_.generation);
+    if (settings_.gradient.steps == 0 && step[0] > 0 && probability.sum() > 0)
+      s_.gradient_length = adapted_trajectory_length(
+          length, chees_signal(factor[0], offset, count, u, p, probability, active, length, jitter), step[0],
+          s_.generation);
   }
   for (long c = 0; c < m; ++c) {
     const long i = index(c);
     const bool accept = accepts(c);
-    if (c < n) accepted_last_[half * n + c] = accept;
+    if (c < count) accepted_last_[offset + c] = accept;
     if (accept) take(i, proposals.col(c), proposed_prior(c), proposed_likelihood(c), proposed_status[c]);
   }
+}
+
+double Demcmc::chees_signal(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
+                            const Eigen::MatrixXd& p, const Eigen::VectorXd& probability,
+                            const std::vector<char>& active, double length, double jitter) const {
+  // Level 0's movers (state columns offset .. offset + count - 1; columns 0 .. count - 1 of u, p),
+  // whitened about their mean: z before, z + u after (Hoffman, Radul & Sountsov 2021, eq. 6, with
+  // the proposals centred on their acceptance-weighted mean as theirs).
+  const long d = s_.walkers.rows();
+  Eigen::VectorXd mean = Eigen::VectorXd::Zero(d);
+  long n = 0;
+  for (long c = 0; c < count; ++c)
+    if (active[c]) mean += s_.walkers.col(offset + c), ++n;
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  mean /= static_cast<double>(n);
+  const Eigen::MatrixXd z =
+      factor.triangularView<Eigen::Lower>().solve(s_.walkers.middleCols(offset, count).colwise() - mean);
+  const Eigen::MatrixXd after = z + u.leftCols(count);
+  const double weight = probability.sum();
+  const Eigen::VectorXd centre = after * probability / weight;
+  double chees = 0, derivative = 0;
+  for (long c = 0; c < count; ++c) {
+    if (!(probability(c) > 0)) continue;
+    const Eigen::VectorXd moved = after.col(c) - centre;
+    const double change = moved.squaredNorm() - z.col(c).squaredNorm();
+    chees += probability(c) * 0.25 * change * change;
+    // d/dT of change^2 / 4: change x (moved . dz'/dT), dz'/dT = jitter x the end momentum.
+    derivative += probability(c) * change * moved.dot(p.col(c)) * jitter;
+  }
+  return chees > 0 ? length * derivative / chees - 1.0 : std::numeric_limits<double>::quiet_NaN();
 }
 
 void Demcmc::step() {
@@ -306,8 +388,14 @@ void Demcmc::step() {
 }
 
 void Demcmc::step_unguarded() {
-  update_half(0);
-  update_half(1);
+  if (settings_.gradient.whole && settings_.gradient.probability > 0 &&
+      random_.uniform(RandomPurpose::kGradient, 0, 2 * static_cast<std::uint64_t>(s_.generation), 0) <
+          settings_.gradient.probability) {
+    update_gradient(-1);
+  } else {
+    update_half(0);
+    update_half(1);
+  }
   // Temperature swaps, from the hottest pair down, so a state can travel to T = 1 in one sweep.
   const long w = walkers_per_temperature_;
   const std::uint64_t g = static_cast<std::uint64_t>(s_.generation);

@@ -98,6 +98,16 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
       h5::write(g, "swaps_accepted", {static_cast<hsize_t>(s.swaps_accepted.size())}, s.swaps_accepted.data());
       h5::attribute(g, "generation", s.generation);
       h5::attribute(g, "gradient_scale", s.gradient_scale);
+      h5::attribute(g, "gradient_length", s.gradient_length);
+      if (!s.gradient_metric.empty()) {  // [level][column][row] of each covariance; zeros where a level has none
+        const hsize_t levels = s.gradient_metric.size();
+        std::vector<double> metric(levels * rows * rows, 0.0);
+        for (hsize_t k = 0; k < levels; ++k)
+          if (s.gradient_metric[k].size() == static_cast<long>(rows * rows))
+            std::copy(s.gradient_metric[k].data(), s.gradient_metric[k].data() + rows * rows,
+                      metric.begin() + static_cast<long>(k * rows * rows));
+        h5::write(g, "gradient_metric", {levels, rows, rows}, metric.data());
+      }
     }
     const DemcmcSettings& st = run.settings;
     h5::attribute(h5, "seed", static_cast<long>(st.seed));
@@ -111,6 +121,7 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
     h5::attribute(h5, "gradient", st.gradient.probability);
     h5::attribute(h5, "gradient_steps", static_cast<long>(st.gradient.steps));
     h5::attribute(h5, "gradient_step", st.gradient.step_size);
+    h5::attribute(h5, "gradient_whole", static_cast<long>(st.gradient.whole));
     h5::attribute(h5, "temperatures", st.temperatures);
     h5::attribute(h5, "thin", run.thin);
     h5::attribute(h5, "walkers", static_cast<long>(c.num_walkers));
@@ -221,6 +232,23 @@ RunRecord read_run(const std::string& path) {
         if (!(s.gradient_scale > 0) || !std::isfinite(s.gradient_scale))
           throw std::runtime_error("state/gradient_scale is not a positive number");
       }
+      if (H5Aexists(g, "gradient_length") > 0) {  // runs written before its adaptation have none
+        s.gradient_length = h5::read_double_attribute(g, "gradient_length");
+        if (!(s.gradient_length >= 0) || !std::isfinite(s.gradient_length))
+          throw std::runtime_error("state/gradient_length is not a number >= 0");
+      }
+      if (H5Lexists(g, "gradient_metric", H5P_DEFAULT) > 0) {  // gradient_whole runs only
+        const std::vector<double> metric = h5::read_doubles(g, "gradient_metric", &dims);
+        const long d = s.walkers.rows();
+        if (dims.size() != 3 || dims[1] != static_cast<hsize_t>(d) || dims[2] != static_cast<hsize_t>(d))
+          throw std::runtime_error("state/gradient_metric is not [level][d][d]");
+        for (hsize_t k = 0; k < dims[0]; ++k) {
+          Eigen::MatrixXd f = Eigen::Map<const Eigen::MatrixXd>(metric.data() + k * d * d, d, d);
+          if (!f.allFinite()) throw std::runtime_error("state/gradient_metric is not finite");
+          // All zeros: the level had none (the sampler checks the others are covariance matrices).
+          s.gradient_metric.push_back(f.isZero(0.0) ? Eigen::MatrixXd() : f);
+        }
+      }
     }
     DemcmcSettings& st = run.settings;
     st.seed = static_cast<std::uint64_t>(h5::read_long_attribute(h5, "seed"));
@@ -239,6 +267,7 @@ RunRecord read_run(const std::string& path) {
       st.gradient.steps = static_cast<int>(std::clamp(steps, -1L, 1001L));  // out of range: refused by the sampler
       st.gradient.step_size = h5::read_double_attribute(h5, "gradient_step");
     }
+    if (H5Aexists(h5, "gradient_whole") > 0) st.gradient.whole = h5::read_long_attribute(h5, "gradient_whole") != 0;
     st.temperatures = h5::read_double_attributes(h5, "temperatures");
     run.thin = h5::read_long_attribute(h5, "thin");
     // The caller's string attributes.

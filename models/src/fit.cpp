@@ -143,7 +143,7 @@ RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, 
       was.kde.bandwidth != s.sampler.kde.bandwidth)
     mismatch("KDE move settings");
   if (was.gradient.probability != s.sampler.gradient.probability || was.gradient.steps != s.sampler.gradient.steps ||
-      was.gradient.step_size != s.sampler.gradient.step_size)
+      was.gradient.step_size != s.sampler.gradient.step_size || was.gradient.whole != s.sampler.gradient.whole)
     mismatch("gradient move settings");
   if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
   if (run.thin != s.thin) mismatch("thin");
@@ -241,10 +241,14 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (!(f.sampler.gradient.probability >= 0 && f.sampler.gradient.probability <= 1))
     fail("gradient", "must be in [0, 1]");
   f.sampler.gradient.steps = vm["gradient_steps"].as<int>();
-  if (f.sampler.gradient.steps < 1 || f.sampler.gradient.steps > 1000) fail("gradient_steps", "must be in [1, 1000]");
+  if (f.sampler.gradient.steps < 0 || f.sampler.gradient.steps > 1000)
+    fail("gradient_steps", "must be in [0, 1000] (0: the trajectory length adapted)");
   f.sampler.gradient.step_size = vm["gradient_step"].as<double>();
   if (!(f.sampler.gradient.step_size >= 0) || !std::isfinite(f.sampler.gradient.step_size))
     fail("gradient_step", "must be >= 0 and finite (0: automatic)");
+  const std::string population = vm["gradient_population"].as<std::string>();
+  if (population != "halves" && population != "whole") fail("gradient_population", "must be halves or whole");
+  f.sampler.gradient.whole = population == "whole";
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();

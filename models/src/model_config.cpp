@@ -186,9 +186,14 @@ po::options_description fit_keys() {
       "gradient", po::value<double>()->default_value(0.0),
       "probability that a half update is a gradient move (Hamiltonian Monte Carlo whitened by the other half; "
       "finite-difference gradients, d + 1 likelihoods per walker and leapfrog step)")(
-      "gradient_steps", po::value<int>()->default_value(1), "leapfrog steps of a gradient move (1: MALA)")(
+      "gradient_steps", po::value<int>()->default_value(1),
+      "leapfrog steps of a gradient move (1: MALA; 0: the trajectory length adapted in the burn-in, ChEES)")(
       "gradient_step", po::value<double>()->default_value(0.0),
       "leapfrog step of a gradient move in the other half's standard deviations (0: 1.5 d^-1/4)")(
+      "gradient_population", po::value<std::string>()->default_value("halves"),
+      "halves (a gradient move updates a half, whitened by the other) or whole (a generation is a gradient move "
+      "of every walker at once with probability `gradient`, whitened by the whole population, its metric frozen "
+      "after the burn-in: one batched call per leapfrog step instead of two)")(
       "temperatures", po::value<int>()->default_value(1), "parallel tempering: number of temperatures")(
       "max_temperature", po::value<double>()->default_value(100.0), "hottest temperature (geometric ladder from 1)")(
       "rhat_target", po::value<double>()->default_value(1.01), "stopping rule: every R-hat below this ...")(

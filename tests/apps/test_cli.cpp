@@ -952,6 +952,29 @@ TEST_F(FitCli, DeGammaReachesTheSamplerAndTheRunFile) {
   expect_refused(run(fit + " de_gamma=0 output=" + (dir_ / "z.h5").string()), "key 'de_gamma' must be > 0 and <= 10");
 }
 
+// gradient_population = whole: a run stopped after its burn-in and resumed gives the chain of an
+// uninterrupted one, bitwise (the run file keeps the metric averaged over the burn-in, frozen
+// after it, and the adapted step; a stop inside the burn-in: Demcmc.WholePopulationGradient-
+// RestoreContinuesExactly), and a resume with halves is refused.
+TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string fit = "fit --config " + source +
+                          "/examples/demo/fit.cfg walkers=32 optimize=0 gradient=0.8 gradient_steps=2 burn_in=10";
+  const std::string whole = (dir_ / "in_whole.h5").string(), part = (dir_ / "in_part.h5").string();
+  ASSERT_EQ(run(fit + " gradient_population=whole generations=24 output=" + whole).exit_code, 0);
+  ASSERT_EQ(run(fit + " gradient_population=whole generations=13 output=" + part).exit_code, 0);
+  const Result r = run(fit + " gradient_population=whole generations=24 --resume output=" + part);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const swarmfit::RunRecord a = swarmfit::read_run(whole), b = swarmfit::read_run(part);
+  expect_same_chain(a, b);
+  EXPECT_TRUE(a.settings.gradient.whole);
+  ASSERT_EQ(a.state.gradient_metric.size(), 1u);
+  EXPECT_EQ(a.state.gradient_metric[0].rows(), a.state.walkers.rows());
+  EXPECT_TRUE(a.state.gradient_metric[0] == b.state.gradient_metric[0]);
+  EXPECT_EQ(a.state.gradient_scale, b.state.gradient_scale);
+  expect_refused(run(fit + " generations=30 --resume output=" + part), "gradient move settings");
+}
+
 // TOI-216 (issue 36's smallest hard fit): the 19 transit times of Dawson et al. 2019, whose short
 // baseline leaves masses and eccentricities degenerate, converge with examples/toi216.cfg's
 // tempering (R-hat < 1.01, ESS >= 1000: about 5,500 generations), and the posterior medians fall

@@ -397,7 +397,8 @@ for key in FIT_NUMERIC:
 for key, value in [("walkers", "3"), ("walkers", "1e12"), ("walkers", "2"), ("walkers", "33.5"), ("snooker", "1.5"), ("de_gamma", "20"),
                    ("kde", "2"), ("temperatures", "0"), ("max_temperature", "0.5"), ("rhat_target", "0.9"),
                    ("generations", "0"), ("kde_components", "0"), ("predictive_draws", "1e12"),
-                   ("generations", "1e15"), ("init", "bogus"), ("progress", "bogus"), ("overwrite", "maybe")]:
+                   ("generations", "1e15"), ("init", "bogus"), ("progress", "bogus"), ("overwrite", "maybe"),
+                   ("gradient_population", "bogus"), ("gradient_population", "")]:
     refuse(f"fit-{key}-{value}", fit_cmd(**{key: value}), f"'{key}'")
 refuse("fit-thin-above-generations", fit_cmd(thin="10", generations="5"), "'thin'")
 refuse("fit-burn-in-above-generations", fit_cmd(burn_in="10", generations="5"), "'burn_in'")

@@ -636,7 +636,7 @@ TEST(Demcmc, RefusesBadGradientSettings) {
   const Gaussian target;
   for (auto edit : std::vector<std::function<void(GradientSettings&)>>{
            [](GradientSettings& s) { s.probability = 1.5; }, [](GradientSettings& s) { s.probability = -0.1; },
-           [](GradientSettings& s) { s.steps = 0; }, [](GradientSettings& s) { s.step_size = -1; },
+           [](GradientSettings& s) { s.steps = -1; }, [](GradientSettings& s) { s.step_size = -1; },
            [](GradientSettings& s) { s.step_size = std::numeric_limits<double>::infinity(); },
            [](GradientSettings& s) { s.adapt_until = -1; }}) {
     DemcmcSettings settings;
@@ -645,25 +645,122 @@ TEST(Demcmc, RefusesBadGradientSettings) {
   }
 }
 
-// With gradient moves on some half updates, the chain is still a function of the seed and the
-// state alone: a sampler restored from a state continues bitwise.
+// With gradient moves on some half updates (or generations, gradient.whole), the chain is still a
+// function of the seed and the state alone: a sampler restored from a state continues bitwise,
+// also across the end of the burn-in (the whole population's metric is in the state; a damaged one
+// is refused).
 TEST(Demcmc, GradientMovesRestoreContinuesExactly) {
   const Gaussian target;
-  DemcmcSettings settings;
-  settings.seed = 6;
-  settings.gradient.probability = 0.5;
-  settings.gradient.steps = 2;
-  settings.temperatures = {1.0, 2.0};
-  Demcmc a(draws(target, 48, 2), target.density(), settings);
-  for (int g = 0; g < 20; ++g) a.step();
-  Demcmc c(a.state(), target.density(), settings);
-  for (int g = 0; g < 20; ++g) {
-    a.step();
-    c.step();
+  for (bool whole : {false, true}) {
+    SCOPED_TRACE(whole);
+    DemcmcSettings settings;
+    settings.seed = 6;
+    settings.gradient.probability = 0.6;
+    settings.gradient.steps = whole ? 0 : 2;  // whole: the adapted trajectory length too
+    settings.gradient.whole = whole;
+    settings.gradient.adapt_until = 25;
+    settings.temperatures = {1.0, 2.0};
+    Demcmc a(draws(target, 48, 2), target.density(), settings);
+    for (int g = 0; g < 20; ++g) a.step();
+    Demcmc c(a.state(), target.density(), settings);
+    for (int g = 0; g < 20; ++g) {
+      a.step();
+      c.step();
+    }
+    EXPECT_EQ((a.state().walkers - c.state().walkers).cwiseAbs().maxCoeff(), 0.0);
+    EXPECT_EQ(a.state().accepted, c.state().accepted);
+    EXPECT_EQ(a.state().gradient_scale, c.state().gradient_scale);
+    EXPECT_EQ(a.state().gradient_length, c.state().gradient_length);
+    EXPECT_GT(a.acceptance_fraction(), 0.3);
+    ASSERT_EQ(a.state().gradient_metric.size(), whole ? 2u : 0u);
+    if (whole) {
+      DemcmcState bad = a.state();
+      bad.gradient_metric[0](0, 0) = -1.0;
+      EXPECT_THROW(Demcmc(bad, target.density(), settings), std::invalid_argument);
+    }
   }
-  EXPECT_EQ((a.state().walkers - c.state().walkers).cwiseAbs().maxCoeff(), 0.0);
-  EXPECT_EQ(a.state().accepted, c.state().accepted);
-  EXPECT_GT(a.acceptance_fraction(), 0.3);
+}
+
+// The whole population in one gradient move (gradient.whole): the metric from the whole level,
+// refreshed in the burn-in and frozen after it (a fixed mass matrix), keeps the correlated
+// Gaussian's moments, alone and mixed with DE generations, at two temperatures; a gradient
+// generation is steps + 1 batched calls (the halves' 2 (steps + 1)).
+TEST(Demcmc, WholePopulationGradientMovesKeepTheCorrelatedGaussian) {
+  const Gaussian target;
+  for (double probability : {1.0, 0.6}) {
+    SCOPED_TRACE(probability);
+    DemcmcSettings settings;
+    settings.seed = 410;
+    settings.temperatures = {1.0, 2.0};
+    settings.gradient.probability = probability;
+    settings.gradient.steps = 3;
+    settings.gradient.whole = true;
+    settings.gradient.adapt_until = 30;
+    long calls = 0;
+    const BatchedLogDensity inner = target.density();
+    const BatchedLogDensity counted = [&](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll,
+                                          std::vector<int>& status) {
+      ++calls;
+      inner(x, lp, ll, status);
+    };
+    Eigen::MatrixXd initial(target.d, 64);
+    initial << draws(target, 32, 16), draws(target, 32, 17);
+    Demcmc sampler(initial, counted, settings);
+    for (int g = 0; g < 30; ++g) sampler.step();
+    ASSERT_EQ(sampler.state().gradient_metric.size(), 2u);
+    const Eigen::MatrixXd frozen = sampler.state().gradient_metric[0];
+    ASSERT_EQ(frozen.rows(), target.d);
+    calls = 0;
+    const long generations = 1500;
+    const long accepted_before =
+        std::accumulate(sampler.state().accepted.begin(), sampler.state().accepted.begin() + 32, 0L);
+    expect_marginals(sampler, target, {0, 4, 9}, generations);
+    EXPECT_EQ((sampler.state().gradient_metric[0] - frozen).cwiseAbs().maxCoeff(), 0.0);  // frozen
+    const long accepted =
+        std::accumulate(sampler.state().accepted.begin(), sampler.state().accepted.begin() + 32, 0L) - accepted_before;
+    if (probability == 1.0) {
+      // At the adapted step, about the target 0.65 of the trajectories (0.25 with a metric frozen
+      // from one generation's covariance).
+      EXPECT_GT(accepted / (3.0 * generations * 32), 0.5);
+      EXPECT_EQ(calls, 3 * generations * (settings.gradient.steps + 1));  // 3 parameters' runs
+    }
+  }
+}
+
+// gradient.steps = 0: the trajectory length adapts by ChEES per unit length (Hoffman, Radul &
+// Sountsov 2021). On a Gaussian, whitened a standard normal, exact dynamics give ChEES(t) = d sin^2 t,
+// so with the jitter t = v T (v uniform) ChEES / T is largest at T = pi / 2 and flat about it (75% of
+// its best at 0.85 and 2.4): the burn-in brings T into that range from 1 and from 4, in both
+// population modes (to 1.0-1.2: the noisy ratio's estimate settles a little short), and the chain
+// afterwards keeps the Gaussian. A wrong sign or derivative sends T to a bound (one step or 1000).
+TEST(Demcmc, AdaptedTrajectoryLengthFindsTheGaussiansOptimum) {
+  const Gaussian target;
+  for (bool whole : {true, false}) {
+    for (double start : {1.0, 4.0}) {
+      SCOPED_TRACE(std::to_string(whole) + " " + std::to_string(start));
+      DemcmcSettings settings;
+      settings.seed = 500;
+      settings.gradient.probability = 1.0;
+      settings.gradient.steps = 0;
+      settings.gradient.whole = whole;
+      settings.gradient.adapt_until = 150;
+      DemcmcState state;
+      {
+        Demcmc first(draws(target, 64, 18), target.density(), settings);
+        state = first.state();
+      }
+      state.gradient_length = start;
+      Demcmc sampler(state, target.density(), settings);
+      for (int g = 0; g < 150; ++g) sampler.step();
+      const double length = sampler.state().gradient_length;
+      EXPECT_GT(length, 0.85);  // ChEES / T within 75% of its best (0.92-1.35 measured)
+      EXPECT_LT(length, 2.4);
+      if (whole && start == 1.0) {
+        expect_marginals(sampler, target, {0, 9}, 400);
+        EXPECT_EQ(sampler.state().gradient_length, length);  // frozen after the burn-in
+      }
+    }
+  }
 }
 
 // Two well-separated modes, N(-4, 0.3^2) with weight 0.3 and N(+4, 0.3^2) with weight 0.7 (in

@@ -9,8 +9,8 @@ namespace swarmfit {
 GradientMove::GradientMove(GradientSettings settings) : settings_(settings) {
   if (!(settings_.probability >= 0 && settings_.probability <= 1))
     throw std::invalid_argument("DEMCMC: the gradient move's probability must be in [0, 1]");
-  if (settings_.steps < 1 || settings_.steps > 1000)
-    throw std::invalid_argument("DEMCMC: the gradient move's leapfrog steps must be in [1, 1000]");
+  if (settings_.steps < 0 || settings_.steps > 1000)
+    throw std::invalid_argument("DEMCMC: the gradient move's leapfrog steps must be in [0, 1000] (0: adapted)");
   if (!(settings_.step_size >= 0) || !std::isfinite(settings_.step_size))
     throw std::invalid_argument("DEMCMC: the gradient move's step size must be >= 0 and finite (0: automatic)");
   if (settings_.adapt_until < 0) throw std::invalid_argument("DEMCMC: the gradient move's adaptation must be >= 0");
@@ -18,14 +18,19 @@ GradientMove::GradientMove(GradientSettings settings) : settings_(settings) {
 
 bool GradientMove::prepare(const HalfUpdate& half, double scale) {
   if (!covariance_factor(half.other_half(), factor_, nullptr)) return false;
-  const double d = static_cast<double>(half.walkers.rows());
+  step_ = jittered_step(half.walkers.rows(), scale,
+                        half.random.uniform(RandomPurpose::kGradient, half.level, half.stream, 0));
+  return true;
+}
+
+double GradientMove::jittered_step(long d, double scale, double uniform) const {
   // Beskos et al. 2013: the step that keeps the acceptance as d grows scales as d^-1/4 (the factor
   // 1.5 is a start: the step adapts in the burn-in).
-  const double base = scale * (settings_.step_size > 0 ? settings_.step_size : 1.5 * std::pow(d, -0.25));
-  // A random step per half update (Neal 2011, section 5.4.2.2): no trajectory length resonates
-  // with a period of the posterior; keyed by (level, half-generation) only.
-  step_ = base * (0.8 + 0.4 * half.random.uniform(RandomPurpose::kGradient, half.level, half.stream, 0));
-  return true;
+  const double base =
+      scale * (settings_.step_size > 0 ? settings_.step_size : 1.5 * std::pow(static_cast<double>(d), -0.25));
+  // A random step per move (Neal 2011, section 5.4.2.2): no trajectory length resonates with a
+  // period of the posterior.
+  return base * (0.8 + 0.4 * uniform);
 }
 
 void GradientMove::difference_points(const Eigen::MatrixXd& factor, const Eigen::Ref<const Eigen::VectorXd>& x,
@@ -35,9 +40,20 @@ void GradientMove::difference_points(const Eigen::MatrixXd& factor, const Eigen:
   for (long j = 0; j < d; ++j) out.col(1 + j) = x + kDifference * factor.col(j);
 }
 
-double adapted_gradient_scale(double scale, double mean_acceptance, int steps) {
+double adapted_gradient_scale(double scale, double mean_acceptance, int steps, long generation) {
   const double target = steps > 1 ? 0.65 : 0.574;
-  return std::clamp(scale * std::exp(mean_acceptance - target), 1e-3, 10.0);
+  const double gain = 1.0 / std::sqrt(1.0 + static_cast<double>(generation) / 10.0);
+  return std::clamp(scale * std::exp(gain * (mean_acceptance - target)), 1e-3, 10.0);
+}
+
+double adapted_trajectory_length(double length, double signal, double step, long generation) {
+  if (!std::isfinite(signal)) return length;
+  const double gain = 1.0 / std::sqrt(1.0 + static_cast<double>(generation) / 10.0);
+  return std::clamp(length * std::exp(0.2 * gain * std::clamp(signal, -1.0, 1.0)), step, 1000.0 * step);
+}
+
+int trajectory_steps(double length, double step, double uniform) {
+  return static_cast<int>(std::clamp(std::ceil(uniform * length / step), 1.0, 1000.0));
 }
 
 bool GradientMove::gradient(const double* values, long d, Eigen::Ref<Eigen::VectorXd> out) {

@@ -6,7 +6,9 @@
 // (moves/snooker.hpp), or with probability kde.probability the KDE independence move (moves/kde.hpp).
 // With probability gradient.probability a half update is instead a gradient move of all its walkers
 // (Hamiltonian Monte Carlo preconditioned by the other half, moves/gradient.hpp): steps + 1 batched
-// calls of d + 1 points per walker (d for the first).
+// calls of d + 1 points per walker (d for the first). With gradient.whole, a generation is instead,
+// with that probability, one gradient move of every walker at once (whitened by the whole level,
+// the metric frozen after gradient.adapt_until), else the two half updates without gradient moves.
 // Parallel tempering (Swendsen & Wang 1986; Earl & Deem 2005): a ladder of temperatures T_k whose
 // walkers target prior x L^(1/T_k); every temperature's half goes into the same batched call, and
 // after each generation adjacent temperatures swap walkers with probability
@@ -71,6 +73,10 @@ struct DemcmcState {
   std::vector<long> swaps_accepted;  // per adjacent pair of temperatures (K - 1)
   long generation = 0;
   double gradient_scale = 1.0;  // the gradient move's step factor, adapted during gradient.adapt_until
+  double gradient_length = 0;   // gradient.steps = 0: the adapted trajectory length (0: not yet adapted)
+  // gradient.whole: per temperature, the metric's covariance (the level's, averaged over the gradient
+  // generations before adapt_until, frozen after); empty before the first.
+  std::vector<Eigen::MatrixXd> gradient_metric;
 };
 
 class Demcmc {
@@ -112,7 +118,13 @@ class Demcmc {
   void check();
   void step_unguarded();
   void update_half(int half);
-  void update_half_gradient(int half);
+  // A gradient move of half 0 or 1, or with half < 0 of every walker (gradient.whole).
+  void update_gradient(int half);
+  // steps = 0: d ln(ChEES / T) / d ln T - the adapted length's signal (moves/gradient.hpp) - from level 0's
+  // movers' whitened displacements u, end momenta p and acceptance probabilities (NaN where there is none).
+  double chees_signal(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
+                      const Eigen::MatrixXd& p, const Eigen::VectorXd& probability, const std::vector<char>& active,
+                      double length, double jitter) const;
   // Column `column` takes an accepted proposal.
   void take(long column, const Eigen::Ref<const Eigen::VectorXd>& x, double log_prior, double log_likelihood,
             int status);

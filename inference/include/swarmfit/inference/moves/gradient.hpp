@@ -23,19 +23,43 @@ namespace swarmfit {
 
 struct GradientSettings {
   double probability = 0.0;  // that a half update is a gradient move (all its walkers, every temperature)
-  int steps = 1;             // leapfrog steps a trajectory (1: MALA)
+  int steps = 1;             // leapfrog steps a trajectory (1: MALA; 0: the trajectory length adapted, below)
   double step_size = 0.0;    // leapfrog step in whitened units, jittered +-20% per half update (0: 1.5 d^-1/4)
   long adapt_until = 0;      // generations (the burn-in) during which the step adapts (0: never)
+  // The whole population in one move (Demcmc: a generation is then a gradient move of every walker
+  // with probability `probability`, else the two DE half updates): whitened by the whole level's
+  // covariance, averaged over the gradient generations until adapt_until and frozen after it (the
+  // first one computed, without a burn-in). Why: a fixed metric needs no other half, so the
+  // leapfrog steps of all walkers share one batched call, half the sequential calls of halves;
+  // once frozen each walker is an HMC chain with a fixed mass matrix (Neal 2011, section 5.4.1).
+  bool whole = false;
 };
 
 // The warm-up adaptation of the step (as Stan's, Hoffman & Gelman 2014, section 3.2, by a
-// Robbins-Monro update of its logarithm): after each gradient half update before adapt_until,
-// ln scale += (mean acceptance probability of the T = 1 walkers - target); the target is 0.65
+// Robbins-Monro update of its logarithm): after each gradient move before adapt_until,
+// ln scale += gain (mean acceptance probability of the T = 1 walkers - target), the gain
+// (1 + generation / 10)^-1/2 decreasing (Robbins & Monro 1951) so the step frozen at the end of the
+// burn-in is not one noisy generation's (with 32 walkers that cost 0.47 acceptance against the
+// target, tests/inference); the target is 0.65
 // for trajectories (Beskos et al. 2013) and 0.574 for MALA (Roberts & Rosenthal 1998). Why: at
 // the start the population's scales need not be the posterior's (a Laplace start of a
 // non-Gaussian posterior), and a leapfrog step beyond 2 / sqrt(curvature) diverges. Frozen
 // afterwards, so the kept chain is a Markov chain.
-double adapted_gradient_scale(double scale, double mean_acceptance, int steps);
+double adapted_gradient_scale(double scale, double mean_acceptance, int steps, long generation);
+
+// steps = 0: the trajectory length T (whitened units) adapts in the burn-in by the ChEES criterion
+// of Hoffman, Radul & Sountsov 2021 (AISTATS, PMLR 130, 3907: "change in the estimator of the
+// expected square", ChEES = E[(|x' - E x|^2 - |x - E x|^2)^2] / 4, its derivative in T from each
+// walker's end point and momentum, eq. 6, the expectations over the population), per unit of
+// trajectory (ChEES / T: a trajectory costs T / step batched calls), and is frozen after it. Each
+// move takes ceil(v T / step) leapfrog steps, v uniform in (0, 1] per move (their jitter, shared by
+// every walker so a batch stays one call). Why: the length a posterior needs is set by its widest
+// scale over its stiffest, unknown beforehand (TRAPPIST-1: 6 steps diffuse, 14 travel).
+// `signal` = T dChEES/dT / ChEES - 1 (d ln(ChEES / T) / d ln T); ln T moves by
+// 0.2 x clamp(signal, -1, 1) x the step's gain, within [1, 1000] steps.
+double adapted_trajectory_length(double length, double signal, double step, long generation);
+// The leapfrog steps of a move of length `length` at step `step`, jittered by `uniform` in (0, 1].
+int trajectory_steps(double length, double step, double uniform);
 
 class GradientMove {
  public:
@@ -44,7 +68,10 @@ class GradientMove {
   // against the rounding of a log-likelihood summed over hundreds of points.
   static constexpr double kDifference = 1e-3;
 
-  // Throws std::invalid_argument for a probability outside [0, 1], steps outside [1, 1000] or a
+  // The adapted trajectory's length (whitened units) before its first adaptation.
+  static constexpr double kInitialLength = 1.0;
+
+  // Throws std::invalid_argument for a probability outside [0, 1], steps outside [0, 1000] or a
   // negative or non-finite step size.
   explicit GradientMove(GradientSettings settings = {});
   const GradientSettings& settings() const { return settings_; }
@@ -52,6 +79,8 @@ class GradientMove {
   // The other half's Cholesky factor and this half update's step (times `scale`). False (no move for this
   // temperature's walkers) where its covariance is not positive definite.
   bool prepare(const HalfUpdate& half, double scale = 1.0);
+  // The step of a move in d dimensions (times `scale`) from a uniform draw of its own (the jitter).
+  double jittered_step(long d, double scale, double uniform) const;
   const Eigen::MatrixXd& factor() const { return factor_; }
   double step() const { return step_; }
 

@@ -28,5 +28,9 @@ struct HalfUpdate {
 // factor of their correlation matrix (scale-free) scaled back; their mean into *mean if given.
 // False where C is not positive definite (a parameter without spread, or d >= n in effect).
 bool covariance_factor(const Eigen::Ref<const Eigen::MatrixXd>& members, Eigen::MatrixXd& lower, Eigen::VectorXd* mean);
+// Its two parts: the sample covariance of `members` (their mean into *mean if given), and the
+// factor of a covariance matrix (false where it is not positive definite).
+Eigen::MatrixXd sample_covariance(const Eigen::Ref<const Eigen::MatrixXd>& members, Eigen::VectorXd* mean);
+bool covariance_cholesky(const Eigen::MatrixXd& covariance, Eigen::MatrixXd& lower);
 
 }  // namespace swarmfit
