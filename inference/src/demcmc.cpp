@@ -372,7 +372,7 @@ double Demcmc::chees_signal(const Eigen::MatrixXd& factor, long offset, long cou
     // d/dT of change^2 / 4: change x (moved . dz'/dT), dz'/dT = jitter x the end momentum.
     derivative += probability(c) * change * moved.dot(p.col(c)) * jitter;
   }
-  return chees > 0 ? length * derivative / chees - 1.0 : std::numeric_limits<double>::quiet_NaN();
+  return chees > 0 ? length * derivative / chees : std::numeric_limits<double>::quiet_NaN();
 }
 
 void Demcmc::step() {

@@ -120,7 +120,7 @@ class Demcmc {
   void update_half(int half);
   // A gradient move of half 0 or 1, or with half < 0 of every walker (gradient.whole).
   void update_gradient(int half);
-  // steps = 0: d ln(ChEES / T) / d ln T - the adapted length's signal (moves/gradient.hpp) - from level 0's
+  // steps = 0: d ln ChEES / d ln T (the adapted length's, moves/gradient.hpp) from level 0's
   // movers' whitened displacements u, end momenta p and acceptance probabilities (NaN where there is none).
   double chees_signal(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
                       const Eigen::MatrixXd& p, const Eigen::VectorXd& probability, const std::vector<char>& active,

@@ -50,14 +50,14 @@ double adapted_gradient_scale(double scale, double mean_acceptance, int steps, l
 // steps = 0: the trajectory length T (whitened units) adapts in the burn-in by the ChEES criterion
 // of Hoffman, Radul & Sountsov 2021 (AISTATS, PMLR 130, 3907: "change in the estimator of the
 // expected square", ChEES = E[(|x' - E x|^2 - |x - E x|^2)^2] / 4, its derivative in T from each
-// walker's end point and momentum, eq. 6, the expectations over the population), per unit of
-// trajectory (ChEES / T: a trajectory costs T / step batched calls), and is frozen after it. Each
-// move takes ceil(v T / step) leapfrog steps, v uniform in (0, 1] per move (their jitter, shared by
-// every walker so a batch stays one call). Why: the length a posterior needs is set by its widest
-// scale over its stiffest, unknown beforehand (TRAPPIST-1: 6 steps diffuse, 14 travel).
-// `signal` = T dChEES/dT / ChEES - 1 (d ln(ChEES / T) / d ln T); ln T moves by
-// 0.2 x clamp(signal, -1, 1) x the step's gain, within [1, 1000] steps.
-double adapted_trajectory_length(double length, double signal, double step, long generation);
+// walker's end point and momentum, eq. 6, the expectations over the population), per unit of cost
+// (a move is its leapfrog steps + 1 batched calls), and is frozen after it. Each move takes
+// ceil(v T / step) leapfrog steps, v uniform in (0, 1) per move (their jitter, shared by every
+// walker so a batch stays one call). Why: the length a posterior needs is set by its widest scale
+// over its stiffest, unknown beforehand (TRAPPIST-1: 6 steps diffuse, 14 travel).
+// `chees_elasticity` = T dChEES/dT / ChEES; ln T moves by 0.2 x clamp(it - the cost's elasticity,
+// -1, 1) x the step's gain (d ln(ChEES / cost) / d ln T), within [1, 1000] steps.
+double adapted_trajectory_length(double length, double chees_elasticity, double step, long generation);
 // The leapfrog steps of a move of length `length` at step `step`, jittered by `uniform` in (0, 1].
 int trajectory_steps(double length, double step, double uniform);
 
