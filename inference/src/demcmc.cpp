@@ -224,8 +224,11 @@ void Demcmc::update_gradient(int half) {
         else
           metric = (1 - kMetricWeight) * metric + kMetricWeight * now;
       }
+      // Only a positive-definite metric is kept (and, after the burn-in, frozen): a failed one is
+      // dropped and computed again next time, so the level is never stuck without moves and the
+      // state saved is always one the constructor accepts.
       if (!covariance_cholesky(metric, factor[level])) {
-        if (s_.generation < settings_.gradient.adapt_until) metric.resize(0, 0);  // start again
+        metric.resize(0, 0);
         continue;
       }
       // The jitter's own key: stream K W + level is no walker's (their momenta are theirs).
@@ -334,7 +337,7 @@ void Demcmc::update_gradient(int half) {
                                settings_.gradient.steps == 0 ? 2 : settings_.gradient.steps, s_.generation);
     if (settings_.gradient.steps == 0 && step[0] > 0 && probability.sum() > 0)
       s_.gradient_length = adapted_trajectory_length(
-          length, chees_signal(factor[0], offset, count, u, p, probability, active, length, jitter), step[0],
+          length, chees_estimate(factor[0], offset, count, u, p, probability, active, steps * step[0]), step[0],
           s_.generation);
   }
   for (long c = 0; c < m; ++c) {
@@ -345,34 +348,41 @@ void Demcmc::update_gradient(int half) {
   }
 }
 
-double Demcmc::chees_signal(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
-                            const Eigen::MatrixXd& p, const Eigen::VectorXd& probability,
-                            const std::vector<char>& active, double length, double jitter) const {
+CheesEstimate Demcmc::chees_estimate(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
+                                     const Eigen::MatrixXd& p, const Eigen::VectorXd& probability,
+                                     const std::vector<char>& active, double time) const {
   // Level 0's movers (state columns offset .. offset + count - 1; columns 0 .. count - 1 of u, p),
   // whitened about their mean: z before, z + u after (Hoffman, Radul & Sountsov 2021, eq. 6, with
   // the proposals centred on their acceptance-weighted mean as theirs).
+  CheesEstimate estimate;
   const long d = s_.walkers.rows();
   Eigen::VectorXd mean = Eigen::VectorXd::Zero(d);
   long n = 0;
   for (long c = 0; c < count; ++c)
     if (active[c]) mean += s_.walkers.col(offset + c), ++n;
-  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double weight = probability.sum();
+  if (n < 2 || !(weight > 0)) return estimate;
   mean /= static_cast<double>(n);
   const Eigen::MatrixXd z =
       factor.triangularView<Eigen::Lower>().solve(s_.walkers.middleCols(offset, count).colwise() - mean);
   const Eigen::MatrixXd after = z + u.leftCols(count);
-  const double weight = probability.sum();
   const Eigen::VectorXd centre = after * probability / weight;
-  double chees = 0, derivative = 0;
+  double square = 0, square2 = 0;
   for (long c = 0; c < count; ++c) {
+    if (!active[c]) continue;
+    const double r2 = z.col(c).squaredNorm();
+    square += r2, square2 += r2 * r2;
     if (!(probability(c) > 0)) continue;
     const Eigen::VectorXd moved = after.col(c) - centre;
-    const double change = moved.squaredNorm() - z.col(c).squaredNorm();
-    chees += probability(c) * 0.25 * change * change;
-    // d/dT of change^2 / 4: change x (moved . dz'/dT), dz'/dT = jitter x the end momentum.
-    derivative += probability(c) * change * moved.dot(p.col(c)) * jitter;
+    const double change = moved.squaredNorm() - r2;
+    estimate.chees += probability(c) * 0.25 * change * change / weight;
+    // t d/dt of change^2 / 4: t change (moved . dz'/dt), dz'/dt = the end momentum (unit mass in
+    // whitened units); at the time integrated, up to a step beyond v T with a few steps.
+    estimate.time_derivative += probability(c) * time * change * moved.dot(p.col(c)) / weight;
   }
-  return chees > 0 ? length * derivative / chees : std::numeric_limits<double>::quiet_NaN();
+  square /= static_cast<double>(n);
+  estimate.independent = 0.5 * (square2 / static_cast<double>(n) - square * square);  // Var |z|^2 / 2
+  return estimate;
 }
 
 void Demcmc::step() {

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "swarmfit/inference/moves/half_update.hpp"
+
 namespace swarmfit {
 
 using h5::Handle;
@@ -240,12 +242,20 @@ RunRecord read_run(const std::string& path) {
       if (H5Lexists(g, "gradient_metric", H5P_DEFAULT) > 0) {  // gradient_whole runs only
         const std::vector<double> metric = h5::read_doubles(g, "gradient_metric", &dims);
         const long d = s.walkers.rows();
-        if (dims.size() != 3 || dims[1] != static_cast<hsize_t>(d) || dims[2] != static_cast<hsize_t>(d))
+        // A level per temperature, each of at least two walkers (the temperatures are read below;
+        // the sampler checks the count against them): no allocation a hostile header asks for.
+        if (dims.size() != 3 || d < 1 || dims[0] < 1 || dims[0] > static_cast<hsize_t>(s.walkers.cols()) / 2 ||
+            dims[1] != static_cast<hsize_t>(d) || dims[2] != static_cast<hsize_t>(d))
           throw std::runtime_error("state/gradient_metric is not [level][d][d]");
         for (hsize_t k = 0; k < dims[0]; ++k) {
           Eigen::MatrixXd f = Eigen::Map<const Eigen::MatrixXd>(metric.data() + k * d * d, d, d);
           if (!f.allFinite()) throw std::runtime_error("state/gradient_metric is not finite");
-          // All zeros: the level had none (the sampler checks the others are covariance matrices).
+          // All zeros: the level had none; any other must be a covariance (the sampler keeps only
+          // positive-definite ones), checked here so a resume refuses it before any work.
+          Eigen::MatrixXd factor;
+          if (!f.isZero(0.0) && (!f.isApprox(f.transpose(), 0.0) || !covariance_cholesky(f, factor)))
+            throw std::runtime_error("state/gradient_metric: level " + std::to_string(k) +
+                                     " is not a symmetric positive-definite matrix");
           s.gradient_metric.push_back(f.isZero(0.0) ? Eigen::MatrixXd() : f);
         }
       }
@@ -267,8 +277,15 @@ RunRecord read_run(const std::string& path) {
       st.gradient.steps = static_cast<int>(std::clamp(steps, -1L, 1001L));  // out of range: refused by the sampler
       st.gradient.step_size = h5::read_double_attribute(h5, "gradient_step");
     }
-    if (H5Aexists(h5, "gradient_whole") > 0) st.gradient.whole = h5::read_long_attribute(h5, "gradient_whole") != 0;
+    if (H5Aexists(h5, "gradient_whole") > 0) {  // runs written before whole-population moves have none
+      const long whole = h5::read_long_attribute(h5, "gradient_whole");
+      if (whole != 0 && whole != 1) throw std::runtime_error("gradient_whole is not 0 or 1");
+      st.gradient.whole = whole == 1;
+    }
     st.temperatures = h5::read_double_attributes(h5, "temperatures");
+    if (!run.state.gradient_metric.empty() && run.state.gradient_metric.size() != st.temperatures.size())
+      throw std::runtime_error("state/gradient_metric has " + std::to_string(run.state.gradient_metric.size()) +
+                               " levels for " + std::to_string(st.temperatures.size()) + " temperature(s)");
     run.thin = h5::read_long_attribute(h5, "thin");
     // The caller's string attributes.
     std::vector<std::string> names;

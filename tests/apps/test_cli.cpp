@@ -81,6 +81,15 @@ class Cli : public ::testing::Test {
           << "left behind: " << name;
     }
   }
+  // A copy of run file `source` as `name` in the folder, edited by `python` (h5py as f, numpy as np).
+  std::string edited_copy(const std::string& source, const std::string& name, const std::string& python) {
+    const std::string path = (dir_ / name).string();
+    fs::copy_file(source, path);
+    const std::string command =
+        "python3 -c \"import h5py, numpy as np\nf = h5py.File('" + path + "', 'r+')\n" + python + "\nf.close()\"";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return path;
+  }
   // Starts the command in a child process (stdout to `log`, stderr discarded); returns its pid.
   pid_t spawn(const std::vector<std::string>& args, const std::string& log = "/dev/null") {
     const pid_t pid = fork();
@@ -954,25 +963,48 @@ TEST_F(FitCli, DeGammaReachesTheSamplerAndTheRunFile) {
 
 // gradient_population = whole: a run stopped after its burn-in and resumed gives the chain of an
 // uninterrupted one, bitwise (the run file keeps the metric averaged over the burn-in, frozen
-// after it, and the adapted step; a stop inside the burn-in: Demcmc.WholePopulationGradient-
-// RestoreContinuesExactly), and a resume with halves is refused.
+// after it, the adapted step and, with gradient_steps = 0, the adapted trajectory length; a stop
+// inside the burn-in: Demcmc.GradientMovesRestoreContinuesExactly), and a resume with halves is
+// refused, as are run files whose metric has a level too many or whose gradient_whole is not 0 or 1.
 TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
   const std::string source = SWARMFIT_SOURCE_DIR;
-  const std::string fit = "fit --config " + source +
-                          "/examples/demo/fit.cfg walkers=32 optimize=0 gradient=0.8 gradient_steps=2 burn_in=10";
-  const std::string whole = (dir_ / "in_whole.h5").string(), part = (dir_ / "in_part.h5").string();
-  ASSERT_EQ(run(fit + " gradient_population=whole generations=24 output=" + whole).exit_code, 0);
-  ASSERT_EQ(run(fit + " gradient_population=whole generations=13 output=" + part).exit_code, 0);
-  const Result r = run(fit + " gradient_population=whole generations=24 --resume output=" + part);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const swarmfit::RunRecord a = swarmfit::read_run(whole), b = swarmfit::read_run(part);
-  expect_same_chain(a, b);
-  EXPECT_TRUE(a.settings.gradient.whole);
-  ASSERT_EQ(a.state.gradient_metric.size(), 1u);
-  EXPECT_EQ(a.state.gradient_metric[0].rows(), a.state.walkers.rows());
-  EXPECT_TRUE(a.state.gradient_metric[0] == b.state.gradient_metric[0]);
-  EXPECT_EQ(a.state.gradient_scale, b.state.gradient_scale);
-  expect_refused(run(fit + " generations=30 --resume output=" + part), "gradient move settings");
+  for (const std::string steps : {"2", "0"}) {
+    SCOPED_TRACE(steps);
+    const std::string fit =
+        "fit --config " + source +
+        "/examples/demo/fit.cfg walkers=32 optimize=0 gradient=0.8 burn_in=10 gradient_steps=" + steps +
+        " gradient_population=whole";
+    const std::string whole = (dir_ / ("in_whole" + steps + ".h5")).string(),
+                      part = (dir_ / ("in_part" + steps + ".h5")).string();
+    ASSERT_EQ(run(fit + " generations=24 output=" + whole).exit_code, 0);
+    ASSERT_EQ(run(fit + " generations=13 output=" + part).exit_code, 0);
+    const std::string copy = (dir_ / ("in_copy" + steps + ".h5")).string();
+    fs::copy_file(part, copy);
+    const Result r = run(fit + " generations=24 --resume output=" + part);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const swarmfit::RunRecord a = swarmfit::read_run(whole), b = swarmfit::read_run(part);
+    expect_same_chain(a, b);
+    EXPECT_TRUE(a.settings.gradient.whole);
+    ASSERT_EQ(a.state.gradient_metric.size(), 1u);
+    EXPECT_EQ(a.state.gradient_metric[0].rows(), a.state.walkers.rows());
+    EXPECT_TRUE(a.state.gradient_metric[0] == b.state.gradient_metric[0]);
+    EXPECT_EQ(a.state.gradient_scale, b.state.gradient_scale);
+    EXPECT_EQ(a.state.gradient_length, b.state.gradient_length);
+    if (steps == "0") EXPECT_NE(a.state.gradient_length, 1.0);  // adapted (from 1) and kept
+    expect_refused(run("fit --config " + source + "/examples/demo/fit.cfg walkers=32 optimize=0 gradient=0.8 " +
+                       "burn_in=10 gradient_steps=" + steps + " generations=30 --resume output=" + part),
+                   "gradient move settings");
+    if (steps != "0") continue;
+    auto edit = [&](const std::string& name, const std::string& python) { return edited_copy(copy, name, python); };
+    const std::string levels = edit("in_levels.h5",
+                                    "m = f['state/gradient_metric'][()]\ndel f['state/gradient_metric']\n"
+                                    "f['state/gradient_metric'] = np.concatenate([m, m])");
+    const std::string flag = edit("in_flag.h5", "f.attrs['gradient_whole'] = np.int64(2)");
+    const std::string negative = edit("in_negative.h5", "f['state/gradient_metric'][0, 0, 0] = -1.0");
+    expect_refused(run(fit + " generations=24 --resume output=" + negative), "not a symmetric positive-definite");
+    expect_refused(run(fit + " generations=24 --resume output=" + levels), "has 2 levels for 1 temperature(s)");
+    expect_refused(run(fit + " generations=24 --resume output=" + flag), "gradient_whole is not 0 or 1");
+  }
 }
 
 // TOI-216 (issue 36's smallest hard fit): the 19 transit times of Dawson et al. 2019, whose short
@@ -1142,14 +1174,7 @@ TEST_F(FitCli, RunawayWorkIsRefusedBeforeItStarts) {
 TEST_F(FitCli, DamagedRunFilesAreRefused) {
   ASSERT_EQ(run("fit --config " + fit_config() + small("in_run.h5")).exit_code, 0);
   const std::string good = (dir_ / "in_run.h5").string();
-  auto damaged = [&](const std::string& name, const std::string& python) {
-    const std::string path = (dir_ / name).string();
-    fs::copy_file(good, path);
-    const std::string command =
-        "python3 -c \"import h5py, numpy as np\nf = h5py.File('" + path + "', 'r+')\n" + python + "\nf.close()\"";
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
-    return path;
-  };
+  auto damaged = [&](const std::string& name, const std::string& python) { return edited_copy(good, name, python); };
   const std::string nan = damaged("in_nan.h5", "f['chain/parameters'][3, 2, 1] = np.nan");
   const std::string cut = damaged("in_cut.h5",
                                   "p = f['chain/parameters'][:, :, :5]\ndel f['chain/parameters']\n"

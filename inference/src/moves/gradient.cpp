@@ -46,13 +46,14 @@ double adapted_gradient_scale(double scale, double mean_acceptance, int steps, l
   return std::clamp(scale * std::exp(gain * (mean_acceptance - target)), 1e-3, 10.0);
 }
 
-double adapted_trajectory_length(double length, double chees_elasticity, double step, long generation) {
-  if (!std::isfinite(chees_elasticity)) return length;
+double adapted_trajectory_length(double length, const CheesEstimate& estimate, double step, long generation) {
+  if (!(estimate.independent > 0) || !std::isfinite(estimate.chees) || !std::isfinite(estimate.time_derivative))
+    return length;
   // The cost's elasticity: a move is its steps + 1 batched calls, ceil(v T / step) steps for v
   // uniform in (0, 1), about T / (2 step) + 1/2 of them on average (at least 1).
   const double half = 0.5 * length / step, steps = std::max(1.0, half + 0.5);
   const double cost_elasticity = half + 0.5 > 1.0 ? half / (steps + 1.0) : 0.0;
-  const double signal = chees_elasticity - cost_elasticity;
+  const double signal = (estimate.time_derivative - cost_elasticity * estimate.chees) / estimate.independent;
   const double gain = 1.0 / std::sqrt(1.0 + static_cast<double>(generation) / 10.0);
   return std::clamp(length * std::exp(0.2 * gain * std::clamp(signal, -1.0, 1.0)), step, 1000.0 * step);
 }

@@ -120,11 +120,12 @@ class Demcmc {
   void update_half(int half);
   // A gradient move of half 0 or 1, or with half < 0 of every walker (gradient.whole).
   void update_gradient(int half);
-  // steps = 0: d ln ChEES / d ln T (the adapted length's, moves/gradient.hpp) from level 0's
-  // movers' whitened displacements u, end momenta p and acceptance probabilities (NaN where there is none).
-  double chees_signal(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
-                      const Eigen::MatrixXd& p, const Eigen::VectorXd& probability, const std::vector<char>& active,
-                      double length, double jitter) const;
+  // steps = 0: the move's ChEES estimate at the time t it integrated (steps x step; for the adapted
+  // length, moves/gradient.hpp) from level 0's movers' whitened displacements u, end momenta p and
+  // acceptance probabilities (independent = 0 where there is none).
+  CheesEstimate chees_estimate(const Eigen::MatrixXd& factor, long offset, long count, const Eigen::MatrixXd& u,
+                               const Eigen::MatrixXd& p, const Eigen::VectorXd& probability,
+                               const std::vector<char>& active, double time) const;
   // Column `column` takes an accepted proposal.
   void take(long column, const Eigen::Ref<const Eigen::VectorXd>& x, double log_prior, double log_likelihood,
             int status);

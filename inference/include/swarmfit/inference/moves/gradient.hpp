@@ -29,7 +29,7 @@ struct GradientSettings {
   // The whole population in one move (Demcmc: a generation is then a gradient move of every walker
   // with probability `probability`, else the two DE half updates): whitened by the whole level's
   // covariance, averaged over the gradient generations until adapt_until and frozen after it (the
-  // first one computed, without a burn-in). Why: a fixed metric needs no other half, so the
+  // first positive-definite one, without a burn-in). Why: a fixed metric needs no other half, so the
   // leapfrog steps of all walkers share one batched call, half the sequential calls of halves;
   // once frozen each walker is an HMC chain with a fixed mass matrix (Neal 2011, section 5.4.1).
   bool whole = false;
@@ -39,9 +39,8 @@ struct GradientSettings {
 // Robbins-Monro update of its logarithm): after each gradient move before adapt_until,
 // ln scale += gain (mean acceptance probability of the T = 1 walkers - target), the gain
 // (1 + generation / 10)^-1/2 decreasing (Robbins & Monro 1951) so the step frozen at the end of the
-// burn-in is not one noisy generation's (with 32 walkers that cost 0.47 acceptance against the
-// target, tests/inference); the target is 0.65
-// for trajectories (Beskos et al. 2013) and 0.574 for MALA (Roberts & Rosenthal 1998). Why: at
+// burn-in is not one noisy generation's; the target is 0.65 for trajectories, also with the
+// adapted length (Beskos et al. 2013), and 0.574 for MALA (Roberts & Rosenthal 1998). Why: at
 // the start the population's scales need not be the posterior's (a Laplace start of a
 // non-Gaussian posterior), and a leapfrog step beyond 2 / sqrt(curvature) diverges. Frozen
 // afterwards, so the kept chain is a Markov chain.
@@ -49,15 +48,23 @@ double adapted_gradient_scale(double scale, double mean_acceptance, int steps, l
 
 // steps = 0: the trajectory length T (whitened units) adapts in the burn-in by the ChEES criterion
 // of Hoffman, Radul & Sountsov 2021 (AISTATS, PMLR 130, 3907: "change in the estimator of the
-// expected square", ChEES = E[(|x' - E x|^2 - |x - E x|^2)^2] / 4, its derivative in T from each
+// expected square", ChEES = E[(|x' - E x|^2 - |x - E x|^2)^2] / 4, its derivative from each
 // walker's end point and momentum, eq. 6, the expectations over the population), per unit of cost
 // (a move is its leapfrog steps + 1 batched calls), and is frozen after it. Each move takes
 // ceil(v T / step) leapfrog steps, v uniform in (0, 1) per move (their jitter, shared by every
 // walker so a batch stays one call). Why: the length a posterior needs is set by its widest scale
 // over its stiffest, unknown beforehand (TRAPPIST-1: 6 steps diffuse, 14 travel).
-// `chees_elasticity` = T dChEES/dT / ChEES; ln T moves by 0.2 x clamp(it - the cost's elasticity,
-// -1, 1) x the step's gain (d ln(ChEES / cost) / d ln T), within [1, 1000] steps.
-double adapted_trajectory_length(double length, double chees_elasticity, double step, long generation);
+// A move's estimate, at the time t it integrated (steps x step): ChEES, t dChEES/dt, and the ChEES
+// of an independent draw (Var|x - E x|^2 / 2, the scale the signal is measured in).
+struct CheesEstimate {
+  double chees = 0, time_derivative = 0, independent = 0;
+};
+// ln T moves by 0.2 x the step's gain x clamp((t dChEES/dt - c ChEES) / independent, -1, 1), c the
+// cost's elasticity d ln cost / d ln T, within [1, 1000] steps. Over moves (v) its mean is
+// T dE[ChEES]/dT - c E[ChEES] in a fixed unit, zero where E[ChEES] / cost is largest; a ratio per
+// move instead (d ln ChEES / d ln t, clamped) is dominated by the moves near ChEES's zeros and
+// settles where it should not (on a Gaussian at ~4.9 as well as near the optimum ~1.5).
+double adapted_trajectory_length(double length, const CheesEstimate& estimate, double step, long generation);
 // The leapfrog steps of a move of length `length` at step `step`, jittered by `uniform` in (0, 1].
 int trajectory_steps(double length, double step, double uniform);
 
