@@ -7,7 +7,7 @@
 # shared/data), unpacked into /tmp/t1 unless PART=resume finds it there.
 # KEYS_0 .. KEYS_7: each fit's key=value settings (added to the shared ones below); the fits are
 # those KEYS_i set. PART: fit (new runs) or resume (continue runs of an earlier call on the same,
-# still warm machine). FIT_LIMIT seconds for every fit (SIGTERM saves its state; default 540).
+# still warm machine); RUN_i (a path from the repository root): continue that run file in fit i. FIT_LIMIT seconds for every fit (SIGTERM saves its state; default 540).
 # The run files' logs and the chain_mixing summaries come back in OUT; KEEP_RUN=1: the run files.
 set -uo pipefail
 R=$(pwd); B=$R/${B:-.gpu/l2}; OUT=${OUT:-/tmp/out}; W=/tmp/t1; mkdir -p "$OUT" $W
@@ -35,7 +35,11 @@ for i in 0 1 2 3 4 5 6 7; do
   ln -sfn $W/shared $W/f$i/shared
   cp "$R"/examples/*.cfg $d/ && cp "$R"/examples/data/*.cfg $d/data/
   echo "fit $i: $keys"
-  if [ "$part" = resume ]; then extra="--resume"; else extra="overwrite=true"; fi
+  run=RUN_$i
+  if [ -n "${!run:-}" ]; then  # a run file carried here (.xz: compressed)
+    case "${!run}" in *.xz) xz -dc "$R/${!run}" > $W/f$i/run.h5 ;; *) cp "$R/${!run}" $W/f$i/run.h5 ;; esac
+    extra="--resume"
+  elif [ "$part" = resume ]; then extra="--resume"; else extra="overwrite=true"; fi
   (cd $d && CUDA_VISIBLE_DEVICES=$i timeout -s TERM ${FIT_LIMIT:-540} $W/swarmfit fit --config trappist1.cfg $extra \
      $shared $keys output=$W/f$i/run.h5 > $W/f$i/$part.log 2>&1; echo "fit $i rc=$?") &
   pids+=($!)
