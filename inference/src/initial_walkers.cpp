@@ -131,7 +131,8 @@ Eigen::MatrixXd starting_walkers(const ParameterSpace& space, const Eigen::Vecto
   const LeastSquaresResult result =
       optimize_least_squares(best, *least_squares, s.least_squares, progress, progress_seconds);
   if (least_squares_result) *least_squares_result = result;
-  return laplace_walkers(space, result.best, result.covariance, s.walkers * s.temperatures, s.scatter, s.seed, 3, f);
+  return laplace_walkers(space, result.best, s.laplace_scale * s.laplace_scale * result.covariance,
+                         s.walkers * s.temperatures, s.scatter, s.seed, 3, f);
 }
 
 }  // namespace swarmfit

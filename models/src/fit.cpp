@@ -224,6 +224,8 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (f.optimize < 0) fail("optimize", "must be >= 0");
   f.least_squares = vm["least_squares"].as<long>();
   if (f.least_squares < 0) fail("least_squares", "must be >= 0");
+  f.laplace_scale = vm["laplace_scale"].as<double>();
+  if (!(f.laplace_scale > 0) || !(f.laplace_scale <= 10)) fail("laplace_scale", "must be > 0 and <= 10");
   f.sampler.differential_evolution.gamma_scale = vm["de_gamma"].as<double>();
   if (!(f.sampler.differential_evolution.gamma_scale > 0) || !(f.sampler.differential_evolution.gamma_scale <= 10))
     fail("de_gamma", "must be > 0 and <= 10");
@@ -442,6 +444,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     start.scatter = s.init_scatter;
     start.optimize = s.optimize;
     start.least_squares = s.least_squares;
+    start.laplace_scale = s.laplace_scale;
     start.seed = s.sampler.seed;
     const LeastSquaresProblem least_squares = posterior.least_squares();
     Eigen::MatrixXd x0;

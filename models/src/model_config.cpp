@@ -173,8 +173,10 @@ po::options_description fit_keys() {
       "generations of differential-evolution optimisation before sampling (0: none)")(
       "least_squares", po::value<long>()->default_value(0),
       "then at most this many Levenberg-Marquardt steps on the residuals, the walkers drawn from its Laplace "
-      "approximation (0: none)")("snooker", po::value<double>()->default_value(0.1),
-                                 "probability of a DE-snooker move")(
+      "approximation (0: none)")(
+      "laplace_scale", po::value<double>()->default_value(1.0),
+      "least_squares: the walkers' spread in the Laplace approximation's standard deviations "
+      "(> 1: over-dispersed)")("snooker", po::value<double>()->default_value(0.1), "probability of a DE-snooker move")(
       "de_gamma", po::value<double>()->default_value(2.38),
       "DE move: gamma = de_gamma / sqrt(2 d) (ter Braak 2006's 2.38; smaller for narrow, curved posteriors)")(
       "kde", po::value<double>()->default_value(0.0),

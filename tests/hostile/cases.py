@@ -384,7 +384,7 @@ refuse("fit-prior-duplicate", fit_cmd(), ("fit.cfg:", "'period_b'"), edits=[("ap
 
 # fit keys
 FIT_NUMERIC = ["walkers", "generations", "thin", "burn_in", "seed", "checkpoint_every", "checkpoint_seconds",
-               "init_scatter", "optimize", "snooker", "de_gamma", "kde", "kde_components", "kde_bandwidth", "gradient",
+               "init_scatter", "optimize", "laplace_scale", "snooker", "de_gamma", "kde", "kde_components", "kde_bandwidth", "gradient",
                "gradient_steps", "gradient_step", "temperatures",
                "max_temperature", "rhat_target", "ess_target", "check_every", "predictive_draws", "max_run_file_gb"]
 for key in FIT_NUMERIC:

@@ -234,3 +234,56 @@ TEST(LaplaceWalkers, DrawsHaveTheCovariance) {
   EXPECT_LE(x.row(2).maxCoeff(), 1.0);
   EXPECT_EQ((x - laplace_walkers(space, centre, cov, n, 0.01, 9, 3, flat)).cwiseAbs().maxCoeff(), 0.0);
 }
+
+// The least-squares start's walkers: drawn from the Laplace approximation at the optimum, their
+// covariance sigma^2 (A^T A)^-1 for the linear model; with laplace_scale = 1.6, 1.6^2 times it
+// (an over-dispersed start), about the same mean.
+TEST(StartingWalkers, LaplaceScaleWidensTheLeastSquaresStart) {
+  const long m = 40, d = 3, n = 4000;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd A(m, d);
+  Eigen::VectorXd y(m);
+  const double sigma = 0.3;
+  for (long i = 0; i < m; ++i) {
+    const double t = i / double(m - 1);
+    A.row(i) << 1.0, t, std::sin(6 * t);
+    y(i) = A.row(i).dot(Eigen::Vector3d(1.5, -2.0, 0.7)) + sigma * normal(rng);
+  }
+  Problem prob;
+  prob.r = [&](const Eigen::VectorXd& x) { return Eigen::VectorXd((y - A * x) / sigma); };
+  prob.nu.assign(m, 0.0);
+  prob.lower = Eigen::Vector3d::Constant(-50);
+  prob.upper = Eigen::Vector3d::Constant(50);
+  const LeastSquaresProblem p = prob.make();
+  const ParameterSpace space(
+      {"a", "b", "c"},
+      {parse_prior("uniform(-50, 50)"), parse_prior("uniform(-50, 50)"), parse_prior("uniform(-50, 50)")},
+      {0.0, 0.0, 0.0});
+  const BatchedLogDensity f = [&](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll,
+                                  std::vector<int>& status) {
+    Eigen::MatrixXd res;
+    p.residuals(x, res, lp, ll, status);
+  };
+  const Eigen::MatrixXd covariance = (A.transpose() * A / (sigma * sigma)).inverse();
+  const Eigen::VectorXd exact = (A.transpose() * A).ldlt().solve(A.transpose() * y);
+  for (double scale : {1.0, 1.6}) {
+    SCOPED_TRACE(scale);
+    StartSettings s;
+    s.walkers = n;
+    s.least_squares = 30;
+    s.laplace_scale = scale;
+    s.seed = 4;
+    const Eigen::MatrixXd x =
+        starting_walkers(space, Eigen::Vector3d(3.0, 1.0, -2.0), s, f, {}, 0.5, nullptr, {}, nullptr, &p);
+    ASSERT_EQ(x.cols(), n);
+    const Eigen::VectorXd mean = x.rowwise().mean();
+    const Eigen::MatrixXd centred = x.colwise() - mean;
+    const Eigen::MatrixXd sample = centred * centred.transpose() / (n - 1.0);
+    for (long j = 0; j < d; ++j) {
+      const double var = scale * scale * covariance(j, j);
+      EXPECT_NEAR(mean(j), exact(j), 5 * std::sqrt(var / n)) << j;
+      EXPECT_NEAR(sample(j, j), var, 5 * var * std::sqrt(2.0 / n)) << j;
+    }
+  }
+}

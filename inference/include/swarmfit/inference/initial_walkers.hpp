@@ -40,6 +40,10 @@ struct StartSettings {
   double scatter = 0.01;    // in prior standard deviations
   long optimize = 0;        // generations of differential-evolution optimisation first (0: none)
   long least_squares = 0;   // then at most this many Levenberg-Marquardt steps (0: none)
+  // The Laplace draws' width in the approximation's standard deviations (covariance x its square):
+  // above 1 an over-dispersed start (Gelman & Rubin 1992), for a posterior wider than the curvature
+  // at its mode says, whose population would otherwise widen slowly from a narrow start.
+  double laplace_scale = 1.0;
   std::uint64_t seed = 1;
 };
 
