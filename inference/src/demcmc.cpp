@@ -66,10 +66,8 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
     if (static_cast<int>(s_.gradient_metric.size()) != num_temperatures())
       throw std::invalid_argument("DEMCMC state: a gradient metric per temperature expected");
     const long d = s_.walkers.rows();
-    Eigen::MatrixXd factor;
     for (const Eigen::MatrixXd& c : s_.gradient_metric)
-      if (c.size() != 0 && (c.rows() != d || c.cols() != d || !c.allFinite() || !c.isApprox(c.transpose(), 0.0) ||
-                            !covariance_cholesky(c, factor)))
+      if (c.size() != 0 && !is_covariance_matrix(c, d))
         throw std::invalid_argument("DEMCMC state: a gradient metric is not a d x d covariance matrix");
   }
 }

@@ -252,8 +252,7 @@ RunRecord read_run(const std::string& path) {
           if (!f.allFinite()) throw std::runtime_error("state/gradient_metric is not finite");
           // All zeros: the level had none; any other must be a covariance (the sampler keeps only
           // positive-definite ones), checked here so a resume refuses it before any work.
-          Eigen::MatrixXd factor;
-          if (!f.isZero(0.0) && (!f.isApprox(f.transpose(), 0.0) || !covariance_cholesky(f, factor)))
+          if (!f.isZero(0.0) && !is_covariance_matrix(f, d))
             throw std::runtime_error("state/gradient_metric: level " + std::to_string(k) +
                                      " is not a symmetric positive-definite matrix");
           s.gradient_metric.push_back(f.isZero(0.0) ? Eigen::MatrixXd() : f);

@@ -62,6 +62,35 @@ struct Problem {
   }
 };
 
+// y = A theta + noise (sigma 0.3, 40 rows: 1, t, sin 6t): the linear model two tests share, with
+// its exact least-squares solution and Laplace covariance sigma^2 (A^T A)^-1.
+struct LinearModel {
+  static constexpr long m = 40, d = 3;
+  static constexpr double sigma = 0.3;
+  Eigen::MatrixXd A{m, d};
+  Eigen::VectorXd y{m};
+  Problem prob;
+  Eigen::VectorXd exact;
+  Eigen::MatrixXd covariance;
+
+  explicit LinearModel(unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    for (long i = 0; i < m; ++i) {
+      const double t = i / double(m - 1);
+      A.row(i) << 1.0, t, std::sin(6 * t);
+      y(i) = A.row(i).dot(Eigen::Vector3d(1.5, -2.0, 0.7)) + sigma * normal(rng);
+    }
+    prob.r = [this](const Eigen::VectorXd& x) { return Eigen::VectorXd((y - A * x) / sigma); };
+    prob.nu.assign(m, 0.0);
+    prob.lower = Eigen::Vector3d::Constant(-50);
+    prob.upper = Eigen::Vector3d::Constant(50);
+    exact = (A.transpose() * A).ldlt().solve(A.transpose() * y);
+    covariance = (A.transpose() * A / (sigma * sigma)).inverse();
+  }
+  LinearModel(const LinearModel&) = delete;  // prob.r captures this
+};
+
 }  // namespace
 
 // y = A theta + noise, sigma = 0.3: the optimum is the normal equations' solution and the Laplace
@@ -69,26 +98,14 @@ struct Problem {
 // rule's 1% of a standard deviation; the covariance to rounding (a linear model's forward
 // differences are exact).
 TEST(LeastSquares, LinearModelGivesTheNormalEquationsAndTheirCovariance) {
-  const long m = 40, d = 3;
-  std::mt19937_64 rng(5);
-  std::normal_distribution<double> normal;
-  Eigen::MatrixXd A(m, d);
-  Eigen::VectorXd y(m);
-  const Eigen::Vector3d truth(1.5, -2.0, 0.7);
-  const double sigma = 0.3;
-  for (long i = 0; i < m; ++i) {
-    const double t = i / double(m - 1);
-    A.row(i) << 1.0, t, std::sin(6 * t);
-    y(i) = A.row(i).dot(truth) + sigma * normal(rng);
-  }
-  Problem prob;
-  prob.r = [&](const Eigen::VectorXd& x) { return Eigen::VectorXd((y - A * x) / sigma); };
-  prob.nu.assign(m, 0.0);
-  prob.lower = Eigen::Vector3d::Constant(-50);
-  prob.upper = Eigen::Vector3d::Constant(50);
-  const Eigen::MatrixXd information = A.transpose() * A / (sigma * sigma);
-  const Eigen::VectorXd exact = (A.transpose() * A).ldlt().solve(A.transpose() * y);
-  const Eigen::MatrixXd covariance = information.inverse();
+  LinearModel lm(5);
+  const long d = LinearModel::d;
+  const double sigma = LinearModel::sigma;
+  const Eigen::MatrixXd& A = lm.A;
+  const Eigen::VectorXd& y = lm.y;
+  const Eigen::VectorXd& exact = lm.exact;
+  const Eigen::MatrixXd& covariance = lm.covariance;
+  Problem& prob = lm.prob;
   Eigen::VectorXd start = exact;
   for (long j = 0; j < d; ++j) start(j) += 30 * std::sqrt(covariance(j, j)) * (j % 2 ? -1 : 1);
   const LeastSquaresProblem p = prob.make();
@@ -239,23 +256,9 @@ TEST(LaplaceWalkers, DrawsHaveTheCovariance) {
 // covariance sigma^2 (A^T A)^-1 for the linear model; with laplace_scale = 1.6, 1.6^2 times it
 // (an over-dispersed start), about the same mean.
 TEST(StartingWalkers, LaplaceScaleWidensTheLeastSquaresStart) {
-  const long m = 40, d = 3, n = 4000;
-  std::mt19937_64 rng(11);
-  std::normal_distribution<double> normal;
-  Eigen::MatrixXd A(m, d);
-  Eigen::VectorXd y(m);
-  const double sigma = 0.3;
-  for (long i = 0; i < m; ++i) {
-    const double t = i / double(m - 1);
-    A.row(i) << 1.0, t, std::sin(6 * t);
-    y(i) = A.row(i).dot(Eigen::Vector3d(1.5, -2.0, 0.7)) + sigma * normal(rng);
-  }
-  Problem prob;
-  prob.r = [&](const Eigen::VectorXd& x) { return Eigen::VectorXd((y - A * x) / sigma); };
-  prob.nu.assign(m, 0.0);
-  prob.lower = Eigen::Vector3d::Constant(-50);
-  prob.upper = Eigen::Vector3d::Constant(50);
-  const LeastSquaresProblem p = prob.make();
+  const long d = LinearModel::d, n = 4000;
+  LinearModel lm(11);
+  const LeastSquaresProblem p = lm.prob.make();
   const ParameterSpace space(
       {"a", "b", "c"},
       {parse_prior("uniform(-50, 50)"), parse_prior("uniform(-50, 50)"), parse_prior("uniform(-50, 50)")},
@@ -265,8 +268,8 @@ TEST(StartingWalkers, LaplaceScaleWidensTheLeastSquaresStart) {
     Eigen::MatrixXd res;
     p.residuals(x, res, lp, ll, status);
   };
-  const Eigen::MatrixXd covariance = (A.transpose() * A / (sigma * sigma)).inverse();
-  const Eigen::VectorXd exact = (A.transpose() * A).ldlt().solve(A.transpose() * y);
+  const Eigen::MatrixXd& covariance = lm.covariance;
+  const Eigen::VectorXd& exact = lm.exact;
   for (double scale : {1.0, 1.6}) {
     SCOPED_TRACE(scale);
     StartSettings s;

@@ -25,6 +25,12 @@ bool covariance_cholesky(const Eigen::MatrixXd& covariance, Eigen::MatrixXd& low
   return true;
 }
 
+bool is_covariance_matrix(const Eigen::MatrixXd& c, long d) {
+  Eigen::MatrixXd factor;
+  return c.rows() == d && c.cols() == d && c.allFinite() && c.isApprox(c.transpose(), 0.0) &&
+         covariance_cholesky(c, factor);
+}
+
 bool covariance_factor(const Eigen::Ref<const Eigen::MatrixXd>& members, Eigen::MatrixXd& lower,
                        Eigen::VectorXd* mean_out) {
   Eigen::VectorXd mean;

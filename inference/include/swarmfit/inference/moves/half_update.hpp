@@ -32,5 +32,8 @@ bool covariance_factor(const Eigen::Ref<const Eigen::MatrixXd>& members, Eigen::
 // factor of a covariance matrix (false where it is not positive definite).
 Eigen::MatrixXd sample_covariance(const Eigen::Ref<const Eigen::MatrixXd>& members, Eigen::VectorXd* mean);
 bool covariance_cholesky(const Eigen::MatrixXd& covariance, Eigen::MatrixXd& lower);
+// Whether c is a d x d covariance matrix the sampler can use: finite, exactly symmetric, and with
+// a Cholesky factor (the check a saved metric passes both when read and when restored).
+bool is_covariance_matrix(const Eigen::MatrixXd& c, long d);
 
 }  // namespace swarmfit
