@@ -22,11 +22,12 @@ if [ "$part" = fit ] || [ ! -x $W/swarmfit ]; then
 fi
 md5sum $W/swarmfit
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader; nproc; date -u
-gpus=$(nvidia-smi -L | wc -l)
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+[ "$gpus" -ge 1 ] || { echo "no GPU (nvidia-smi -L lists none)"; exit 1; }
 $W/swarmfit --help > /dev/null 2>&1 || { echo "swarmfit does not start (libraries?)"; exit 1; }
 shared="backend=cuda threads=$(($(nproc) / gpus)) optimize=0 least_squares=100 temperatures=1 kde=0 ess_target=1000"
 shared="$shared cuda_layout=system check_every=10 progress=auto"
-pids=()
+pids=(); started=()
 for i in 0 1 2 3 4 5 6 7; do
   var=KEYS_$i; keys=${!var:-}
   [ -z "$keys" ] && continue
@@ -40,15 +41,17 @@ for i in 0 1 2 3 4 5 6 7; do
     case "${!run}" in *.xz) xz -dc "$R/${!run}" > $W/f$i/run.h5 ;; *) cp "$R/${!run}" $W/f$i/run.h5 ;; esac
     extra="--resume"
   elif [ "$part" = resume ]; then extra="--resume"; else extra="overwrite=true"; fi
-  (cd $d && CUDA_VISIBLE_DEVICES=$i timeout -s TERM ${FIT_LIMIT:-540} $W/swarmfit fit --config trappist1.cfg $extra \
-     $shared $keys output=$W/f$i/run.h5 > $W/f$i/$part.log 2>&1; echo "fit $i rc=$?") &
-  pids+=($!)
+  # SIGTERM saves the state; SIGKILL 60 s later if saving hangs. $keys splits into key=value words
+  # on purpose (no globbing: set -f).
+  (set -f; cd $d && CUDA_VISIBLE_DEVICES=$i timeout -k 60 -s TERM ${FIT_LIMIT:-540} $W/swarmfit fit \
+     --config trappist1.cfg $extra $shared $keys output=$W/f$i/run.h5 > $W/f$i/$part.log 2>&1; echo "fit $i rc=$?") &
+  pids+=($!); started+=($i)
 done
+[ ${#pids[@]} -gt 0 ] || { echo "no fit to run (set KEYS_i for i below $gpus)"; exit 1; }
 s=$(date +%s)
 wait "${pids[@]}"
 echo "all fits done in $(($(date +%s) - s)) s"
-for i in 0 1 2 3 4 5 6 7; do
-  [ -f $W/f$i/$part.log ] || continue
+for i in "${started[@]}"; do  # this call's fits only (a warm machine keeps earlier ones)
   echo "===== fit $i"
   tail -45 $W/f$i/$part.log
   cp $W/f$i/$part.log "$OUT/fit${i}_$part.log"

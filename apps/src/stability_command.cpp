@@ -197,6 +197,11 @@ int stability_command(int argc, char** argv) {
     } catch (const std::exception& e) {
       throw InputError(e.what());
     }
+    const auto ephemeris = run.attributes.find("ephemeris");
+    if (ephemeris != run.attributes.end() && ephemeris->second == "mean")
+      throw InputError(run_path +
+                       ": the run's periods and tc are mean ephemerides (ephemeris = mean): not yet "
+                       "supported by swarmfit stability");
     owned = model_from_attributes(run.attributes);
     if (!owned) throw InputError(run_path + ": the run file does not describe a planetary model");
     model = owned.get();

@@ -214,13 +214,22 @@ void Demcmc::update_gradient(int half) {
       // The metric: the level's covariance averaged over the burn-in's gradient generations with
       // weights 1 - kMetricWeight per generation back (one generation's W walkers estimate a
       // covariance too noisily to be frozen: an HMC population is nearly new every generation).
+      // From the burn-in's midpoint the average starts again, as the running mean of the
+      // generations since (weight max(kMetricWeight, 1 / (g - mid + 1))): the first half's
+      // populations, still the start's shape, leave the frozen metric (Stan's windowed adaptation,
+      // Stan Reference Manual, "HMC algorithm parameters"). TRAPPIST-1: without it the frozen
+      // metric was up to 2x too wide along the stiffest directions, which then mixed slowest.
       Eigen::MatrixXd& metric = s_.gradient_metric[level];
-      if (s_.generation < settings_.gradient.adapt_until || metric.size() == 0) {
+      const long until = settings_.gradient.adapt_until, mid = until / 2;
+      if (s_.generation < until || metric.size() == 0) {
         const Eigen::MatrixXd now = sample_covariance(s_.walkers.middleCols(level * w, w), nullptr);
+        const double weight = s_.generation >= mid && s_.generation < until
+                                  ? std::max(kMetricWeight, 1.0 / static_cast<double>(s_.generation - mid + 1))
+                                  : kMetricWeight;
         if (metric.size() == 0)
           metric = now;
         else
-          metric = (1 - kMetricWeight) * metric + kMetricWeight * now;
+          metric = (1 - weight) * metric + weight * now;
       }
       // Only a positive-definite metric is kept (and, after the burn-in, frozen): a failed one is
       // dropped and computed again next time, so the level is never stuck without moves and the

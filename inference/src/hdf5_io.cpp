@@ -63,12 +63,8 @@ void attribute_typed(hid_t where, const std::string& name, hid_t type, hid_t spa
 
 template <typename T>
 std::vector<T> read_typed(hid_t where, const std::string& name, hid_t type, std::vector<hsize_t>* dims) {
-  if (!exists(where, name)) throw std::runtime_error("missing dataset '" + name + "'");
+  const std::vector<hsize_t> shape = dataset_dims(where, name);
   Handle set(H5Dopen2(where, name.c_str(), H5P_DEFAULT), name);
-  Handle space(H5Dget_space(set), name);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> shape(rank > 0 ? rank : 0);
-  if (rank > 0) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
   hsize_t count = 1;
   for (hsize_t d : shape) {
     // A damaged file may declare any shape: refuse what no run file holds (2^34 values, 128 GB).
@@ -149,6 +145,16 @@ void attribute(hid_t where, const std::string& name, const std::vector<std::stri
 }
 
 bool exists(hid_t where, const std::string& name) { return H5Lexists(where, name.c_str(), H5P_DEFAULT) > 0; }
+
+std::vector<hsize_t> dataset_dims(hid_t where, const std::string& name) {
+  if (!exists(where, name)) throw std::runtime_error("missing dataset '" + name + "'");
+  Handle set(H5Dopen2(where, name.c_str(), H5P_DEFAULT), name);
+  Handle space(H5Dget_space(set), name);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> shape(rank > 0 ? rank : 0);
+  if (rank > 0) H5Sget_simple_extent_dims(space, shape.data(), nullptr);
+  return shape;
+}
 
 std::vector<double> read_doubles(hid_t where, const std::string& name, std::vector<hsize_t>* dims) {
   return read_typed<double>(where, name, H5T_NATIVE_DOUBLE, dims);

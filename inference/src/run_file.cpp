@@ -240,13 +240,15 @@ RunRecord read_run(const std::string& path) {
           throw std::runtime_error("state/gradient_length is not a number >= 0");
       }
       if (H5Lexists(g, "gradient_metric", H5P_DEFAULT) > 0) {  // gradient_whole runs only
-        const std::vector<double> metric = h5::read_doubles(g, "gradient_metric", &dims);
+        dims = h5::dataset_dims(g, "gradient_metric");
         const long d = s.walkers.rows();
         // A level per temperature, each of at least two walkers (the temperatures are read below;
-        // the sampler checks the count against them): no allocation a hostile header asks for.
+        // the sampler checks the count against them), checked before the read: no allocation a
+        // hostile header asks for.
         if (dims.size() != 3 || d < 1 || dims[0] < 1 || dims[0] > static_cast<hsize_t>(s.walkers.cols()) / 2 ||
             dims[1] != static_cast<hsize_t>(d) || dims[2] != static_cast<hsize_t>(d))
           throw std::runtime_error("state/gradient_metric is not [level][d][d]");
+        const std::vector<double> metric = h5::read_doubles(g, "gradient_metric", &dims);
         for (hsize_t k = 0; k < dims[0]; ++k) {
           Eigen::MatrixXd f = Eigen::Map<const Eigen::MatrixXd>(metric.data() + k * d * d, d, d);
           if (!f.allFinite()) throw std::runtime_error("state/gradient_metric is not finite");
@@ -285,6 +287,8 @@ RunRecord read_run(const std::string& path) {
     if (!run.state.gradient_metric.empty() && run.state.gradient_metric.size() != st.temperatures.size())
       throw std::runtime_error("state/gradient_metric has " + std::to_string(run.state.gradient_metric.size()) +
                                " levels for " + std::to_string(st.temperatures.size()) + " temperature(s)");
+    if (!run.state.gradient_metric.empty() && !st.gradient.whole)
+      throw std::runtime_error("state/gradient_metric in a run without whole-population gradient moves");
     run.thin = h5::read_long_attribute(h5, "thin");
     // The caller's string attributes.
     std::vector<std::string> names;

@@ -93,6 +93,54 @@ void write_predictive(hid_t file, const Predictions& p, const std::vector<double
   h5::write(g, "transit_model", {n, static_cast<hsize_t>(p.transit_rows.size())}, p.transit_model.data());
 }
 
+// ephemeris = mean: the map's anchor in the run file (group /ephemeris), so that a resumed run
+// samples the same coordinates.
+void write_ephemeris(hid_t file, const EphemerisMap& e) {
+  h5::Handle g(H5Gcreate2(file, "ephemeris", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "ephemeris");
+  const hsize_t m = e.planets.size(), np = e.anchor.size();
+  h5::write(g, "planets", {m}, e.planets.data());
+  h5::write(g, "period_index", {m}, e.period_index.data());
+  h5::write(g, "tc_index", {m}, e.tc_index.data());
+  h5::write(g, "reference_epoch_number", {m}, e.reference_epoch_number.data());
+  h5::write(g, "anchor", {np}, e.anchor.data());
+  h5::write(g, "anchor_osculating", {2 * m}, e.anchor_osc.data());
+  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> gain = e.gain;
+  h5::write(g, "gain", {2 * m, np}, gain.data());
+}
+
+std::shared_ptr<const EphemerisMap> read_ephemeris(const std::string& path, int num_parameters) {
+  try {
+    h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path);
+    if (!h5::exists(file, "ephemeris"))
+      throw std::runtime_error("no /ephemeris group (the run was not ephemeris = mean)");
+    h5::Handle g(H5Gopen2(file, "ephemeris", H5P_DEFAULT), "ephemeris");
+    // Every array's length checked before its read allocates it (a damaged file may declare any).
+    for (const char* name :
+         {"planets", "period_index", "tc_index", "reference_epoch_number", "anchor", "anchor_osculating"}) {
+      const std::vector<hsize_t> d = h5::dataset_dims(g, name);
+      if (d.size() != 1 || d[0] > 2 * static_cast<hsize_t>(num_parameters))
+        throw std::runtime_error(std::string("ephemeris/") + name + " is not a list of at most 2 x parameters values");
+    }
+    auto e = std::make_shared<EphemerisMap>();
+    e->planets = h5::read_ints(g, "planets");
+    e->period_index = h5::read_ints(g, "period_index");
+    e->tc_index = h5::read_ints(g, "tc_index");
+    e->reference_epoch_number = h5::read_longs(g, "reference_epoch_number");
+    e->anchor = h5::read_doubles(g, "anchor");
+    e->anchor_osc = h5::read_doubles(g, "anchor_osculating");
+    std::vector<hsize_t> dims = h5::dataset_dims(g, "gain");  // checked before the read allocates
+    if (dims.size() != 2 || dims[0] != 2 * e->planets.size() || dims[1] != static_cast<hsize_t>(num_parameters))
+      throw std::runtime_error("ephemeris/gain is not [2 x planets][parameters]");
+    const std::vector<double> gain = h5::read_doubles(g, "gain", &dims);
+    e->gain = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        gain.data(), static_cast<long>(dims[0]), static_cast<long>(dims[1]));
+    e->check(num_parameters);
+    return e;
+  } catch (const std::exception& e) {
+    throw InputError("--resume: " + path + ": " + e.what());
+  }
+}
+
 // A digest of the data as read (FNV-1a over every time, value and error): a run resumed on data
 // that changed since it was written would mix two posteriors.
 std::string data_digest(const Dataset& d) {
@@ -147,6 +195,8 @@ RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, 
     mismatch("gradient move settings");
   if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
   if (run.thin != s.thin) mismatch("thin");
+  const auto ephemeris = run.attributes.find("ephemeris");
+  if ((ephemeris != run.attributes.end() && ephemeris->second == "mean") != s.mean_ephemeris) mismatch("ephemeris");
   const auto config = run.attributes.find("config");
   if (config == run.attributes.end() || config->second != c.file.text) mismatch("configuration text");
   const auto digest = run.attributes.find("data_digest");
@@ -226,6 +276,17 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   if (f.least_squares < 0) fail("least_squares", "must be >= 0");
   f.laplace_scale = vm["laplace_scale"].as<double>();
   if (!(f.laplace_scale > 0) || !(f.laplace_scale <= 10)) fail("laplace_scale", "must be > 0 and <= 10");
+  if (f.laplace_scale != 1 && f.least_squares == 0)
+    fail("laplace_scale", "needs least_squares > 0 (it widens the least-squares start's draws)");
+  const std::string ephemeris = vm["ephemeris"].as<std::string>();
+  if (ephemeris != "osculating" && ephemeris != "mean")
+    fail("ephemeris", "expected osculating or mean, got '" + ephemeris + "'");
+  f.mean_ephemeris = ephemeris == "mean";
+  if (f.mean_ephemeris && f.least_squares == 0)
+    fail("ephemeris", "mean needs least_squares > 0 (the coordinates are anchored at its optimum)");
+  if (f.mean_ephemeris && c.stability.active())
+    fail("ephemeris", "mean is not yet combined with a stability constraint (stability = none)");
+  if (f.mean_ephemeris && c.data.transits.empty()) fail("ephemeris", "mean needs transit times");
   f.sampler.differential_evolution.gamma_scale = vm["de_gamma"].as<double>();
   if (!(f.sampler.differential_evolution.gamma_scale > 0) || !(f.sampler.differential_evolution.gamma_scale <= 10))
     fail("de_gamma", "must be > 0 and <= 10");
@@ -350,6 +411,10 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   FitResult result;
   RunRecord& run = result.run;
   if (s.resume && exists) run = read_run_to_resume(c, space, s);
+  // ephemeris = mean: a resumed run's map, read and checked before any work.
+  std::shared_ptr<const EphemerisMap> ephemeris;
+  if (s.mean_ephemeris && (run.chain.num_draws() > 0 || run.state.generation > 0))
+    ephemeris = read_ephemeris(s.output, space.num_parameters());
 
   // A run killed while it wrote its run file or its summary leaves NAME.partial.PID behind.
   h5::remove_stale_partials(s.output);
@@ -392,6 +457,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
           changed += "[" + section.type + " " + section.name + "] " + e.key + " = " + e.value + "\n";
     run.attributes["command_line_settings"] = changed;
   }
+  if (s.mean_ephemeris) run.attributes["ephemeris"] = "mean";
   run.attributes["integrator"] = c.likelihood.integrator;
   run.attributes["backend"] = c.likelihood.backend;
   describe_model(*c.model, run.attributes);
@@ -427,8 +493,21 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
                                       std::vector<int>& status) { start_posterior.screen(x, candidates, ll, status); };
   }
   const BatchedLogDensity start_density(start_posterior);
-  const BatchedLogDensity density =
+  BatchedLogDensity density =
       posterior.has_stability() ? BatchedLogDensity(posterior.without_stability()) : BatchedLogDensity(posterior);
+  // ephemeris = mean: the sampler's problem and posterior in mean-ephemeris coordinates (the start's
+  // optimiser works in the osculating ones; no stability constraint: read_fit_settings).
+  std::unique_ptr<LikelihoodProblem> mapped_problem;
+  std::unique_ptr<Posterior> mapped_posterior;
+  auto map_coordinates = [&] {
+    LikelihoodSettings settings = c.likelihood;
+    settings.time_step = problem.time_step();
+    settings.ephemeris = ephemeris;
+    mapped_problem = std::make_unique<LikelihoodProblem>(c.data, *c.model, settings, c.values);
+    mapped_posterior = std::make_unique<Posterior>(space, *mapped_problem, nullptr, &s.sharing);
+    density = BatchedLogDensity(*mapped_posterior);
+  };
+  if (ephemeris) map_coordinates();
   // The gradient move's step adapts in the burn-in (the given one, or the outlier resets' first
   // quarter of the run), as the DEMCMC settings of this sitting; not part of the run's identity.
   DemcmcSettings sampler_settings = s.sampler;
@@ -472,6 +551,26 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
         list += (list.empty() ? "" : ", ") + name + " x" + std::to_string(count);
       throw InputError("init = " + s.init + ": " + e.what() + " (" + list + ")");
     }
+    if (s.mean_ephemeris) {
+      // Anchored at the least-squares optimum, dF/dx by central differences of 1/20 of its
+      // Laplace standard deviations; the walkers moved to their own mean ephemeris F(x).
+      const int np = space.num_parameters(), d = space.num_free();
+      std::vector<double> anchor(np), step(d);
+      space.expand(result.least_squares.best.data(), anchor.data());
+      for (int j = 0; j < d; ++j) {
+        const double sd = std::sqrt(result.least_squares.covariance(j, j));
+        step[j] =
+            std::isfinite(sd) && sd > 0 ? 0.05 * sd : 1e-6 * std::max(1.0, std::abs(anchor[space.free_indices()[j]]));
+      }
+      ephemeris = anchor_ephemeris(problem, space.free_indices(), c.values, anchor, step);
+      std::vector<double> full(static_cast<std::size_t>(x0.cols()) * np);
+      for (long k = 0; k < x0.cols(); ++k) space.expand(x0.col(k).data(), full.data() + k * np);
+      std::vector<int> status;
+      to_mean_ephemeris(problem, *ephemeris, full.data(), x0.cols(), status);
+      for (long k = 0; k < x0.cols(); ++k)
+        for (int j = 0; j < d; ++j) x0(j, k) = full[k * np + space.free_indices()[j]];
+      map_coordinates();
+    }
     sampler = std::make_unique<Demcmc>(x0, density, sampler_settings, screen);
     result.timing.start = elapsed();
   }
@@ -487,6 +586,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
       write_data(file, c, predictions ? *predictions : layout);
       h5::attribute(file, "burn_in_draws", first_kept_draw(run.chain, s.burn_in));
       if (predictions) write_predictive(file, *predictions, *params, *log_posterior, best, space.num_parameters());
+      if (ephemeris) write_ephemeris(file, *ephemeris);
     });
   };
 
@@ -503,9 +603,10 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   loop_callbacks.checkpoint = [&](const Demcmc&, const Chain&) { write(nullptr, nullptr, nullptr, 0); };
   loop_callbacks.progress = callbacks.progress;
   loop_callbacks.should_stop = callbacks.should_stop;
-  const Posterior::Time before = posterior.time();
+  const Posterior& sampled = mapped_posterior ? *mapped_posterior : posterior;
+  const Posterior::Time before = sampled.time();
   const RunLoopResult done = run_loop(*sampler, run.chain, loop, loop_callbacks);
-  const Posterior::Time& after = posterior.time();
+  const Posterior::Time& after = sampled.time();
   result.interrupted = done.interrupted;
   result.converged = done.converged;
   result.walkers_reset = done.walkers_reset;
@@ -531,7 +632,10 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   predictive_draws(run.chain, space, result.first_draw, s.predictive_draws, s.sampler.seed, params, log_posterior,
                    best_index);
   const long count = static_cast<long>(log_posterior.size());
-  const Predictions predictions = count > 0 && s.sharing.rank == 0 ? predict(c, params, count, 0.0) : layout;
+  const Predictions predictions =
+      count > 0 && s.sharing.rank == 0
+          ? predict(c, params, count, 0.0, mapped_problem ? &mapped_problem->settings() : nullptr)
+          : layout;
   // The stopping rule and the integration-error check at the best draw, in the run file and the
   // result (the command warns): an answer that may be wrong says so.
   char rule[200];
@@ -550,7 +654,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   if (count > 0 && s.sharing.rank == 0) {
     const int np = space.num_parameters();
     const std::vector<double> best(params.begin() + best_index * np, params.begin() + (best_index + 1) * np);
-    LikelihoodSettings used = c.likelihood;
+    LikelihoodSettings used = mapped_problem ? mapped_problem->settings() : c.likelihood;
     used.time_step = problem.time_step();  // the run's step (the best draw's periods would give another)
     result.best_step_check = check_time_step(c.data, *c.model, used, best);
     run.attributes["integration_check_best"] = result.best_step_check.describe();

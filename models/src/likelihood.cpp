@@ -148,6 +148,7 @@ LikelihoodProblem::LikelihoodProblem(const Dataset& data, const PlanetaryModel& 
   double norm = rv_log_norm(tables_.num_rv);
   for (double sigma : transit_error_) norm += transit_log_norm(sigma, settings_.student_nu);
   tables_.log_norm = norm;
+  if (settings_.ephemeris) attach_ephemeris(*settings_.ephemeris);
 }
 
 double default_step_fraction(const std::string& integrator) {
@@ -216,12 +217,29 @@ void LikelihoodProblem::offsets_and_jitters(const double* params, long n, std::v
 
 bool LikelihoodProblem::packed(const ModelCurves* curves) const {
   // A reproducible CUDA run sets its systems up on the host and uses the strict kernels: not packed.
-  return settings_.packer && !curves && (settings_.backend == "cpu" || !settings_.reproducible);
+  return settings_.packer && !curves && !ephemeris_ && (settings_.backend == "cpu" || !settings_.reproducible);
 }
 
 void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,
                                  DeviceTiming* timing) const {
   if (n <= 0) return;
+  if (ephemeris_) {
+    std::vector<double> x;
+    std::vector<int> first;
+    DeviceTiming a, b;
+    osculating(params, n, x, first, &a);
+    evaluate_here(x.data(), n, log_likelihood, status, curves, &b);
+    for (long s = 0; s < n; ++s)
+      if (first[s] != kStatusOk) {
+        status[s] = first[s];
+        log_likelihood[s] = -HUGE_VAL;
+      }
+    if (timing) {
+      timing->kernel_ms = a.kernel_ms + b.kernel_ms;
+      timing->total_ms = a.total_ms + b.total_ms;
+    }
+    return;
+  }
   if (packed(curves)) {
     settings_.packer->evaluate(*this, params, n, log_likelihood, status, timing);
     return;
@@ -271,6 +289,12 @@ void LikelihoodProblem::evaluate_here(const double* params, long n, double* log_
 void LikelihoodProblem::integrate_without_observers(const double* params, long n, int* status,
                                                     DeviceTiming* timing) const {
   if (n <= 0) return;
+  std::vector<double> x;
+  std::vector<int> first;
+  if (ephemeris_) {  // the correction's integration is not timed here
+    osculating(params, n, x, first);
+    params = x.data();
+  }
   Ensemble ensemble(n, model_.num_bodies());
   std::vector<int> invalid;
   build_ensemble(params, n, ensemble, invalid);
@@ -291,6 +315,12 @@ void LikelihoodProblem::rv_curve(const double* params, long n, const std::vector
     if (!(t[k] > 0)) throw InputError("RV curve times must be after reference_epoch");
     if (k > 0 && !(t[k] >= t[k - 1])) throw InputError("RV curve times must be sorted");
   }
+  std::vector<double> x;
+  std::vector<int> first;
+  if (ephemeris_) {
+    osculating(params, n, x, first);
+    params = x.data();
+  }
   Ensemble ensemble(n, model_.num_bodies());
   std::vector<int> invalid;
   build_ensemble(params, n, ensemble, invalid);
@@ -306,7 +336,7 @@ void LikelihoodProblem::rv_curve(const double* params, long n, const std::vector
   std::vector<double> lnl(n);
   tables.log_likelihood = lnl.data();
   integrate_likelihood(ensemble, request(t.back() + time_step_), tables, settings_.backend);
-  for (long s = 0; s < n; ++s) status[s] = ensemble.status(s);
+  for (long s = 0; s < n; ++s) status[s] = first.empty() || first[s] == kStatusOk ? ensemble.status(s) : first[s];
 }
 
 }  // namespace swarmfit

@@ -176,7 +176,11 @@ po::options_description fit_keys() {
       "approximation (0: none)")(
       "laplace_scale", po::value<double>()->default_value(1.0),
       "least_squares: the walkers' spread in the Laplace approximation's standard deviations "
-      "(> 1: over-dispersed)")("snooker", po::value<double>()->default_value(0.1), "probability of a DE-snooker move")(
+      "(> 1: over-dispersed)")(
+      "ephemeris", po::value<std::string>()->default_value("osculating"),
+      "osculating or mean: sample each transiting planet's period and tc as osculating elements at "
+      "reference_epoch or as the mean ephemeris of its transits (needs least_squares > 0; README, Fitting)")(
+      "snooker", po::value<double>()->default_value(0.1), "probability of a DE-snooker move")(
       "de_gamma", po::value<double>()->default_value(2.38),
       "DE move: gamma = de_gamma / sqrt(2 d) (ter Braak 2006's 2.38; smaller for narrow, curved posteriors)")(
       "kde", po::value<double>()->default_value(0.0),

@@ -8,7 +8,8 @@
 
 namespace swarmfit {
 
-Predictions predict(const ModelConfig& c, const std::vector<double>& params, long count, double grid_step) {
+Predictions predict(const ModelConfig& c, const std::vector<double>& params, long count, double grid_step,
+                    const LikelihoodSettings* given) {
   const PlanetaryModel& model = *c.model;
   Predictions out;
   out.count = count;
@@ -42,7 +43,7 @@ Predictions predict(const ModelConfig& c, const std::vector<double>& params, lon
                      " values (choose a larger step or fewer sets)");
   for (long k = 0; k < static_cast<long>(points); ++k) out.grid.push_back(start + k * grid_step);
 
-  LikelihoodSettings settings = c.likelihood;
+  LikelihoodSettings settings = given ? *given : c.likelihood;
   settings.extra_time = stop - c.data.last_time();
   const LikelihoodProblem problem(c.data, model, settings, c.values);
   out.time_step = problem.time_step();

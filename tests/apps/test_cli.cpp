@@ -1001,10 +1001,47 @@ TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
                                     "f['state/gradient_metric'] = np.concatenate([m, m])");
     const std::string flag = edit("in_flag.h5", "f.attrs['gradient_whole'] = np.int64(2)");
     const std::string negative = edit("in_negative.h5", "f['state/gradient_metric'][0, 0, 0] = -1.0");
+    // A 2 GB dataset declared in a few kB (chunked, unwritten): refused from its shape, never read.
+    const std::string huge = edit("in_huge.h5",
+                                  "del f['state/gradient_metric']\n"
+                                  "f.create_dataset('state/gradient_metric', shape=(1, 16384, 16384), dtype='f8', "
+                                  "chunks=(1, 64, 64))");
+    expect_refused(run(fit + " generations=24 --resume output=" + huge), "is not [level][d][d]");
     expect_refused(run(fit + " generations=24 --resume output=" + negative), "not a symmetric positive-definite");
     expect_refused(run(fit + " generations=24 --resume output=" + levels), "has 2 levels for 1 temperature(s)");
     expect_refused(run(fit + " generations=24 --resume output=" + flag), "gradient_whole is not 0 or 1");
   }
+}
+
+// ephemeris = mean (ephemeris.hpp): the map anchored at the least-squares optimum is kept in the
+// run file, so a run stopped and resumed gives the uninterrupted chain bitwise; a resume with
+// the other coordinates, or with a damaged map, is refused before any work, and so is `swarmfit
+// stability` on its draws (not yet supported).
+TEST_F(FitCli, MeanEphemerisRunsResumeBitwise) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string fit = "fit --config " + source +
+                          "/examples/demo/fit.cfg walkers=32 optimize=0 least_squares=30 ephemeris=mean "
+                          "gradient=0.5 gradient_steps=2 burn_in=4";
+  const std::string whole = (dir_ / "in_mean_whole.h5").string(), part = (dir_ / "in_mean_part.h5").string();
+  const Result w = run(fit + " generations=12 output=" + whole);
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  ASSERT_EQ(run(fit + " generations=7 output=" + part).exit_code, 0);
+  const std::string copy = (dir_ / "in_mean_copy.h5").string();
+  fs::copy_file(part, copy);
+  const Result r = run(fit + " generations=12 --resume output=" + part);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const swarmfit::RunRecord a = swarmfit::read_run(whole), b = swarmfit::read_run(part);
+  expect_same_chain(a, b);
+  EXPECT_EQ(a.attributes.at("ephemeris"), "mean");
+  const std::string plain = "fit --config " + source +
+                            "/examples/demo/fit.cfg walkers=32 optimize=0 least_squares=30 " +
+                            "gradient=0.5 gradient_steps=2 burn_in=4 generations=12 --resume output=" + part;
+  expect_refused(run(plain), "another ephemeris");
+  const std::string gain = edited_copy(copy, "in_mean_gain.h5", "f['ephemeris/gain'][0, 0] = np.nan");
+  expect_refused(run(fit + " generations=12 --resume output=" + gain), "gain is not finite");
+  const std::string gone = edited_copy(copy, "in_mean_gone.h5", "del f['ephemeris']");
+  expect_refused(run(fit + " generations=12 --resume output=" + gone), "no /ephemeris group");
+  expect_refused(run("stability " + whole), "mean ephemerides");
 }
 
 // TOI-216 (issue 36's smallest hard fit): the 19 transit times of Dawson et al. 2019, whose short

@@ -398,8 +398,14 @@ for key, value in [("walkers", "3"), ("walkers", "1e12"), ("walkers", "2"), ("wa
                    ("kde", "2"), ("temperatures", "0"), ("max_temperature", "0.5"), ("rhat_target", "0.9"),
                    ("generations", "0"), ("kde_components", "0"), ("predictive_draws", "1e12"),
                    ("generations", "1e15"), ("init", "bogus"), ("progress", "bogus"), ("overwrite", "maybe"),
-                   ("gradient_population", "bogus"), ("gradient_population", "")]:
+                   ("gradient_population", "bogus"), ("gradient_population", ""), ("ephemeris", "bogus"),
+                   ("ephemeris", "")]:
     refuse(f"fit-{key}-{value}", fit_cmd(**{key: value}), f"'{key}'")
+# ephemeris = mean: anchored at the least-squares optimum, so without it (or with a stability
+# constraint, not yet combined) refused before any work.
+refuse("fit-ephemeris-mean-without-least-squares", fit_cmd(ephemeris="mean"), "'ephemeris'")
+refuse("fit-laplace-scale-without-least-squares", fit_cmd(laplace_scale="2"), "'laplace_scale'")
+refuse("fit-ephemeris-mean-with-stability", fit_cmd(ephemeris="mean", least_squares="5", stability="amd"), "'ephemeris'")
 refuse("fit-thin-above-generations", fit_cmd(thin="10", generations="5"), "'thin'")
 refuse("fit-burn-in-above-generations", fit_cmd(burn_in="10", generations="5"), "'burn_in'")
 refuse("fit-repeated-seed", fit_cmd() + " seed=1 seed=2", "'seed'")

@@ -173,3 +173,12 @@ def test_stability_of_rows_matches_the_command(model, tmp_path):
     assert cli["megno"][0] == pytest.approx(table["megno"][0], rel=1e-9)
     with pytest.raises(swarmfit.InputError, match="horizon_orbits > 0"):
         model.stability(rows, horizon_orbits=-1)
+
+
+def test_mean_ephemeris_is_refused_not_misread():
+    """A configuration with ephemeris = mean: its periods and tc are the fit's anchored mean-ephemeris
+    coordinates, which the model cannot evaluate without the fit's map: refused, never read as
+    osculating elements."""
+    m = swarmfit.Model.from_config(DEMO_CONFIG, ephemeris="mean", least_squares=5)
+    with pytest.raises(swarmfit.InputError, match="ephemeris = mean"):
+        m.log_posterior(m.initial)

@@ -39,6 +39,8 @@ void attribute(hid_t where, const std::string& name, const std::vector<double>& 
 void attribute(hid_t where, const std::string& name, const std::vector<std::string>& values);
 
 // Readers throw std::runtime_error naming the object when it is missing or of another shape.
+// A dataset's shape, without reading it (check it before a read allocates what a damaged file declares).
+std::vector<hsize_t> dataset_dims(hid_t where, const std::string& name);
 std::vector<double> read_doubles(hid_t where, const std::string& name, std::vector<hsize_t>* dims = nullptr);
 std::vector<long> read_longs(hid_t where, const std::string& name, std::vector<hsize_t>* dims = nullptr);
 std::vector<int> read_ints(hid_t where, const std::string& name, std::vector<hsize_t>* dims = nullptr);

@@ -22,8 +22,9 @@ namespace swarmfit {
 struct FitSettings {
   int walkers = 0;  // per temperature
   long generations = 0, thin = 1, burn_in = -1, checkpoint_every = 0, optimize = 0, check_every = 100;
-  long least_squares = 0;    // Levenberg-Marquardt steps after the optimisation (initial_walkers.hpp)
-  double laplace_scale = 1;  // the Laplace draws' width in its standard deviations (StartSettings)
+  long least_squares = 0;       // Levenberg-Marquardt steps after the optimisation (initial_walkers.hpp)
+  double laplace_scale = 1;     // the Laplace draws' width in its standard deviations (StartSettings)
+  bool mean_ephemeris = false;  // ephemeris = mean: periods and tc in mean-ephemeris coordinates (ephemeris.hpp)
   double checkpoint_seconds = 60, init_scatter = 0.01, rhat_target = 1.01, ess_target = 0;
   std::string output, init = "guess";
   bool overwrite = false;

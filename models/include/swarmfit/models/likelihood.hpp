@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/models/ephemeris.hpp"
 #include "swarmfit/models/likelihood_kernels.hpp"
 #include "swarmfit/models/planetary_model.hpp"
 #include "swarmfit/observations/dataset.hpp"
@@ -41,6 +42,10 @@ struct LikelihoodSettings {
   // cuda: the likelihood kernels' threads (RunRequest::cuda_layout): a thread per system, per body
   // (mvs, Jacobi coordinates: cuda_body_kernels.cuh), or auto.
   CudaLayout cuda_layout = CudaLayout::kAuto;
+  // Set (fit key ephemeris = mean, ephemeris.hpp): the parameters' periods and tc of the mapped
+  // planets are their mean ephemeris; every evaluation integrates the osculating g(y) (one more
+  // integration). Batches are then not packed.
+  std::shared_ptr<const EphemerisMap> ephemeris;
   // Set (the catalog's packing, likelihood_packing.hpp): the batches go to this packer, which
   // runs them in launches shared with other problems' batches (same ln L and status, bitwise).
   std::shared_ptr<LaunchPacker> packer;
@@ -110,6 +115,24 @@ class LikelihoodProblem {
   // Whether evaluate() hands batches (without curves) to settings().packer.
   bool packed(const ModelCurves* curves) const;
 
+  // Mean-ephemeris coordinates (ephemeris.hpp; settings().ephemeris set, or attached).
+  bool has_ephemeris() const { return static_cast<bool>(ephemeris_); }
+  const EphemerisMap* ephemeris_map() const { return ephemeris_.get(); }
+  // Attaches a map (checked against the model; its rows' weights computed for these data).
+  void attach_ephemeris(const EphemerisMap& map);
+  // The osculating parameters x = g(y) of n columns y (one integration); status of that
+  // integration per column (x = g0(y) where it failed).
+  void osculating(const double* y, long n, std::vector<double>& x, std::vector<int>& status,
+                  DeviceTiming* timing = nullptr) const;
+  // Per column and mapped planet, (P, T - reference epoch) of the weighted line through model
+  // transit times (days after the reference epoch, ModelCurves::relative_times): 2 m values.
+  void mean_ephemeris(const double* transits_relative, long n, double* out) const;
+  // evaluate() of the parameters as osculating elements, whatever the map.
+  void evaluate_osculating(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,
+                           DeviceTiming* timing) const {
+    evaluate_here(params, n, log_likelihood, status, curves, timing);
+  }
+
  private:
   void evaluate_here(const double* params, long n_systems, double* log_likelihood, int* status, ModelCurves* curves,
                      DeviceTiming* timing) const;
@@ -130,6 +153,21 @@ class LikelihoodProblem {
   // backend=cuda: device buffers and streams kept between batches (created on first use; shared
   // by copies, and safe to call from several threads: run() takes a lock).
   mutable std::shared_ptr<LikelihoodPipeline> pipeline_;
+  std::shared_ptr<const EphemerisMap> ephemeris_;  // with its rows' weights for these data
 };
+
+// Mean-ephemeris coordinates (ephemeris.hpp). The map anchored at `anchor` (full osculating
+// parameters: a fit's least-squares optimum): F and dF/dx there by central differences of `step`
+// along the free parameters (indices `free`); the planets mapped are those with transit times at
+// two epochs or more whose period and tc are free; n* from the `typical` (configuration) tc.
+// Throws InputError where the model has none or cannot be integrated there.
+std::shared_ptr<const EphemerisMap> anchor_ephemeris(const LikelihoodProblem& problem, const std::vector<int>& free,
+                                                     const std::vector<double>& typical,
+                                                     const std::vector<double>& anchor,
+                                                     const std::vector<double>& step);
+// Osculating full parameter columns -> their mean coordinates y = F(x), in place (status per
+// column: where the integration fails the column is left as it was).
+void to_mean_ephemeris(const LikelihoodProblem& problem, const EphemerisMap& map, double* params, long n,
+                       std::vector<int>& status);
 
 }  // namespace swarmfit

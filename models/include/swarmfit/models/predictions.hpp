@@ -34,7 +34,10 @@ constexpr double kMaxCurveValues = 2e8;  // points x parameter sets (1.6 GB)
 // params: count columns of model.num_parameters() values. grid_step <= 0: the shortest period / 50
 // (widened to stay within the limits). An explicit grid past kMaxGridPoints, or curves past
 // kMaxCurveValues, is an InputError before any integration.
-Predictions predict(const ModelConfig& config, const std::vector<double>& params, long count, double grid_step);
+// `settings` (optional): the likelihood settings to integrate with instead of the configuration's
+// (a fit's, with its mean-ephemeris map).
+Predictions predict(const ModelConfig& config, const std::vector<double>& params, long count, double grid_step,
+                    const LikelihoodSettings* settings = nullptr);
 // Only the transit rows, their planets and the data's ephemerides (no integration).
 void set_transit_layout(const LikelihoodProblem& problem, Predictions& out);
 
