@@ -1008,6 +1008,8 @@ TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
                                   "chunks=(1, 64, 64))");
     expect_refused(run(fit + " generations=24 --resume output=" + huge), "is not [level][d][d]");
     expect_refused(run(fit + " generations=24 --resume output=" + negative), "not a symmetric positive-definite");
+    const std::string asymmetric = edit("in_asymmetric.h5", "f['state/gradient_metric'][0, 0, 1] *= 1.001");
+    expect_refused(run(fit + " generations=24 --resume output=" + asymmetric), "not a symmetric positive-definite");
     expect_refused(run(fit + " generations=24 --resume output=" + levels), "has 2 levels for 1 temperature(s)");
     expect_refused(run(fit + " generations=24 --resume output=" + flag), "gradient_whole is not 0 or 1");
   }
