@@ -5,7 +5,8 @@
 # settings compared side by side get the same machine, date and binary.
 # B (default .gpu/l2): the bundle of bench/gpu_trappist1.sh (libs.tar.xz, swarmfit.xz,
 # shared/data), unpacked into /tmp/t1 unless PART=resume finds it there.
-# KEYS_0 .. KEYS_7: each fit's key=value settings (added to the shared ones below); the fits are
+# KEYS_0 .. KEYS_7: each fit's key=value settings (added to the shared ones below; a key given twice is
+# refused: CUDA_LAYOUT sets the shared cuda_layout, default system); the fits are
 # those KEYS_i set. PART: fit (new runs) or resume (continue runs of an earlier call on the same,
 # still warm machine); RUN_i (a path from the repository root): continue that run file in fit i. FIT_LIMIT seconds for every fit (SIGTERM saves its state; default 540).
 # The run files' logs and the chain_mixing summaries come back in OUT; KEEP_RUN=1: the run files.
@@ -26,7 +27,7 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$gpus" -ge 1 ] || { echo "no GPU (nvidia-smi -L lists none)"; exit 1; }
 $W/swarmfit --help > /dev/null 2>&1 || { echo "swarmfit does not start (libraries?)"; exit 1; }
 shared="backend=cuda threads=$(($(nproc) / gpus)) optimize=0 least_squares=100 temperatures=1 kde=0 ess_target=1000"
-shared="$shared cuda_layout=system check_every=10 progress=auto"
+shared="$shared cuda_layout=${CUDA_LAYOUT:-system} check_every=10 progress=auto"
 pids=(); started=()
 for i in 0 1 2 3 4 5 6 7; do
   var=KEYS_$i; keys=${!var:-}
