@@ -103,6 +103,12 @@ int predict_command(int argc, char** argv) {
   const CommandLine cl = parse(argc, argv, true);
   if (cl.help) return 0;
   const ModelConfig c = load_model_config(cl.config, cl.overrides);
+  // A fit's mean-ephemeris coordinates are anchored by that fit (models/ephemeris.hpp): parameter
+  // sets in them are not osculating elements, which is what predict integrates.
+  if (c.vm.count("ephemeris") && c.vm["ephemeris"].as<std::string>() == "mean")
+    throw InputError(cl.config +
+                     ": ephemeris = mean: predict integrates osculating elements; a fit's draws in "
+                     "mean-ephemeris coordinates are not (its run file's predictive draws hold their curves)");
   const PlanetaryModel& model = *c.model;
   long count = 1;
   std::vector<double> params = c.values;

@@ -72,6 +72,12 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
   }
 }
 
+bool Demcmc::whole_gradient_generation(long generation) const {
+  return settings_.gradient.whole && settings_.gradient.probability > 0 &&
+         random_.uniform(RandomPurpose::kGradient, 0, 2 * static_cast<std::uint64_t>(generation), 0) <
+             settings_.gradient.probability;
+}
+
 void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
   const auto& t = settings.temperatures;
   if (t.empty() || t[0] != 1.0) throw std::invalid_argument("DEMCMC: the temperature ladder must start at 1");
@@ -214,18 +220,23 @@ void Demcmc::update_gradient(int half) {
       // The metric: the level's covariance averaged over the burn-in's gradient generations with
       // weights 1 - kMetricWeight per generation back (one generation's W walkers estimate a
       // covariance too noisily to be frozen: an HMC population is nearly new every generation).
-      // From the burn-in's midpoint the average starts again, as the running mean of the
-      // generations since (weight max(kMetricWeight, 1 / (g - mid + 1))): the first half's
-      // populations, still the start's shape, leave the frozen metric (Stan's windowed adaptation,
-      // Stan Reference Manual, "HMC algorithm parameters"). TRAPPIST-1: without it the frozen
-      // metric was up to 2x too wide along the stiffest directions, which then mixed slowest.
+      // From the burn-in's midpoint the average starts again: the k-th gradient generation since
+      // gets weight max(kMetricWeight, 1 / k) (a running mean of the first ten, then the same
+      // exponential average), so the first half's populations, still the start's shape, leave the
+      // frozen metric (Stan's windowed adaptation, Stan Reference Manual, "HMC algorithm
+      // parameters"). TRAPPIST-1: without it the frozen metric was up to 2x too wide along the
+      // stiffest directions, which then mixed slowest. k is counted from the generations' own
+      // draws, so a restored sampler gives the same weights.
       Eigen::MatrixXd& metric = s_.gradient_metric[level];
       const long until = settings_.gradient.adapt_until, mid = until / 2;
       if (s_.generation < until || metric.size() == 0) {
         const Eigen::MatrixXd now = sample_covariance(s_.walkers.middleCols(level * w, w), nullptr);
-        const double weight = s_.generation >= mid && s_.generation < until
-                                  ? std::max(kMetricWeight, 1.0 / static_cast<double>(s_.generation - mid + 1))
-                                  : kMetricWeight;
+        double weight = kMetricWeight;
+        if (s_.generation >= mid && s_.generation < until) {
+          long k = 0;
+          for (long q = mid; q <= s_.generation; ++q) k += whole_gradient_generation(q) ? 1 : 0;
+          weight = std::max(kMetricWeight, 1.0 / static_cast<double>(std::max(k, 1L)));
+        }
         if (metric.size() == 0)
           metric = now;
         else
@@ -405,9 +416,7 @@ void Demcmc::step() {
 }
 
 void Demcmc::step_unguarded() {
-  if (settings_.gradient.whole && settings_.gradient.probability > 0 &&
-      random_.uniform(RandomPurpose::kGradient, 0, 2 * static_cast<std::uint64_t>(s_.generation), 0) <
-          settings_.gradient.probability) {
+  if (whole_gradient_generation(s_.generation)) {
     update_gradient(-1);
   } else {
     update_half(0);

@@ -1295,7 +1295,11 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     LikelihoodSettings& l = configs[k]->likelihood;
     const bool packable = l.backend == "cpu" || !l.reproducible;
     const bool wanted = settings.pack == "on" || (settings.pack == "auto" && settings.jobs > 1 && l.backend == "cuda");
-    if (!packable || !wanted) continue;
+    // ephemeris = mean: two dependent integrations a likelihood, never packed (likelihood.hpp),
+    // so such a fit takes no seat (a seat no batch fills would hold every round to pack_wait).
+    const boost::program_options::variables_map& vm = configs[k]->vm;
+    const bool mean = vm.count("ephemeris") && vm["ephemeris"].as<std::string>() == "mean";
+    if (!packable || !wanted || mean) continue;
     std::shared_ptr<LaunchPacker>& packer = packers[l.backend];
     // On the GPU a round's launches run at once, each on its stream: fast targets need not wait for slow ones.
     if (!packer) packer = std::make_shared<LaunchPacker>(settings.pack_wait, l.backend == "cuda");

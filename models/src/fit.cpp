@@ -108,7 +108,8 @@ void write_ephemeris(hid_t file, const EphemerisMap& e) {
   h5::write(g, "gain", {2 * m, np}, gain.data());
 }
 
-std::shared_ptr<const EphemerisMap> read_ephemeris(const std::string& path, int num_parameters) {
+std::shared_ptr<const EphemerisMap> read_ephemeris(const std::string& path, const ModelConfig& c) {
+  const int num_parameters = c.model->num_parameters();
   try {
     h5::Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path);
     if (!h5::exists(file, "ephemeris"))
@@ -135,6 +136,12 @@ std::shared_ptr<const EphemerisMap> read_ephemeris(const std::string& path, int 
     e->gain = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
         gain.data(), static_cast<long>(dims[0]), static_cast<long>(dims[1]));
     e->check(num_parameters);
+    for (long n : e->reference_epoch_number)
+      if (std::labs(n) > 1000000000L) throw std::runtime_error("ephemeris/reference_epoch_number out of range");
+    // Checked against this model and data (planets, parameter indices, two epochs each) before
+    // any work: a damaged map is refused here, not after the resume has started.
+    LikelihoodProblem probe(c.data, *c.model, c.likelihood, c.values);
+    probe.attach_ephemeris(*e);
     return e;
   } catch (const std::exception& e) {
     throw InputError("--resume: " + path + ": " + e.what());
@@ -414,7 +421,7 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   // ephemeris = mean: a resumed run's map, read and checked before any work.
   std::shared_ptr<const EphemerisMap> ephemeris;
   if (s.mean_ephemeris && (run.chain.num_draws() > 0 || run.state.generation > 0))
-    ephemeris = read_ephemeris(s.output, space.num_parameters());
+    ephemeris = read_ephemeris(s.output, c);
 
   // A run killed while it wrote its run file or its summary leaves NAME.partial.PID behind.
   h5::remove_stale_partials(s.output);
@@ -562,11 +569,18 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
         step[j] =
             std::isfinite(sd) && sd > 0 ? 0.05 * sd : 1e-6 * std::max(1.0, std::abs(anchor[space.free_indices()[j]]));
       }
-      ephemeris = anchor_ephemeris(problem, space.free_indices(), c.values, anchor, step);
+      // On the CPU backend (bitwise the same on every process and machine): every MPI rank
+      // computes the same map and starting walkers without exchanging them.
+      LikelihoodSettings cpu = c.likelihood;
+      cpu.backend = "cpu";
+      cpu.packer = nullptr;
+      cpu.time_step = problem.time_step();
+      const LikelihoodProblem cpu_problem(c.data, *c.model, cpu, c.values);
+      ephemeris = anchor_ephemeris(cpu_problem, space.free_indices(), c.values, anchor, step);
       std::vector<double> full(static_cast<std::size_t>(x0.cols()) * np);
       for (long k = 0; k < x0.cols(); ++k) space.expand(x0.col(k).data(), full.data() + k * np);
-      std::vector<int> status;
-      to_mean_ephemeris(problem, *ephemeris, full.data(), x0.cols(), status);
+      std::vector<int> status;  // a walker whose integration fails keeps its values (its density decides)
+      to_mean_ephemeris(cpu_problem, *ephemeris, full.data(), x0.cols(), status);
       for (long k = 0; k < x0.cols(); ++k)
         for (int j = 0; j < d; ++j) x0(j, k) = full[k * np + space.free_indices()[j]];
       map_coordinates();

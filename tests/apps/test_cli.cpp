@@ -1043,6 +1043,10 @@ TEST_F(FitCli, MeanEphemerisRunsResumeBitwise) {
   expect_refused(run(fit + " generations=12 --resume output=" + gain), "gain is not finite");
   const std::string gone = edited_copy(copy, "in_mean_gone.h5", "del f['ephemeris']");
   expect_refused(run(fit + " generations=12 --resume output=" + gone), "no /ephemeris group");
+  const std::string planet = edited_copy(copy, "in_mean_planet.h5", "f['ephemeris/planets'][0] = 7");
+  expect_refused(run(fit + " generations=12 --resume output=" + planet), "do not match the model");
+  const std::string epoch = edited_copy(copy, "in_mean_epoch.h5", "f['ephemeris/reference_epoch_number'][0] = 10**15");
+  expect_refused(run(fit + " generations=12 --resume output=" + epoch), "reference_epoch_number out of range");
   expect_refused(run("stability " + whole), "mean ephemerides");
 }
 

@@ -405,6 +405,7 @@ for key, value in [("walkers", "3"), ("walkers", "1e12"), ("walkers", "2"), ("wa
 # constraint, not yet combined) refused before any work.
 refuse("fit-ephemeris-mean-without-least-squares", fit_cmd(ephemeris="mean"), "'ephemeris'")
 refuse("fit-laplace-scale-without-least-squares", fit_cmd(laplace_scale="2"), "'laplace_scale'")
+refuse("predict-ephemeris-mean", "predict --config fit.cfg --output pout ephemeris=mean", "ephemeris = mean")
 refuse("fit-ephemeris-mean-with-stability", fit_cmd(ephemeris="mean", least_squares="5", stability="amd"), "'ephemeris'")
 refuse("fit-thin-above-generations", fit_cmd(thin="10", generations="5"), "'thin'")
 refuse("fit-burn-in-above-generations", fit_cmd(burn_in="10", generations="5"), "'burn_in'")

@@ -652,7 +652,8 @@ TEST(Observers, MeanEphemerisCoordinatesInvertTheLinearEphemeris) {
   TestSystem s = test_system(t_ref);
   s.settings.time_step = 0.5;
   s.truth[s.model.offset_parameter(0)] = 0.0;
-  const Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 600.0, {0, 1}, 25, 3e-4, 2.0);
+  Dataset data = testing::synthetic_dataset(s.model, s.truth, s.settings, t_ref + 600.0, {0, 1}, 25, 3e-4, 2.0);
+  for (TransitObservation& o : data.transits) o.epoch += 5;  // the configuration's tc at epoch 5: n* = 5
   const ParameterSpace space = test_space(s, s.truth);
   const LikelihoodProblem problem(data, s.model, s.settings, s.truth);
   const Posterior posterior(space, problem);
@@ -666,6 +667,7 @@ TEST(Observers, MeanEphemerisCoordinatesInvertTheLinearEphemeris) {
   for (int j = 0; j < d; ++j) step[j] = 0.05 * (sd(j) > 0 ? sd(j) : 1.0);
   const auto map = anchor_ephemeris(problem, space.free_indices(), s.truth, s.truth, step);
   ASSERT_EQ(map->num_mapped(), 2);
+  EXPECT_EQ(map->reference_epoch_number, std::vector<long>({5, 5}));
   LikelihoodSettings mapped_settings = s.settings;
   mapped_settings.ephemeris = map;
   const LikelihoodProblem mapped(data, s.model, mapped_settings, s.truth);

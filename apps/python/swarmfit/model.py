@@ -149,9 +149,9 @@ class Model:
         if self.settings.get("ephemeris") == "mean":
             # The mean-ephemeris coordinates are anchored by a fit (models/ephemeris.hpp): these
             # evaluations would read them as osculating elements.
-            raise InputError(f"{self.path}: ephemeris = mean: evaluations need the fit's anchor, not yet available "
-                             "in swarmfit.Model (load the configuration with ephemeris='osculating', or use the "
-                             "run file's predictive draws)")
+            raise InputError(f"{self.path}: ephemeris = mean: its periods and tc are mean-ephemeris coordinates "
+                             "anchored by a fit, not yet available in swarmfit.Model (a run's draws in these "
+                             "coordinates are not osculating elements; its predictive draws hold their model curves)")
         width = self.ndim if width is None else width
         x = np.asarray(theta, dtype=np.float64)
         if x.ndim not in (1, 2) or x.shape[-1] != width:

@@ -115,6 +115,9 @@ class Demcmc {
   void replace_walker(int from, int to);
 
  private:
+  // gradient.whole: whether generation g is one gradient trajectory of the whole population (its
+  // own counter-based draw, so any generation's answer is known at any time).
+  bool whole_gradient_generation(long generation) const;
   void check();
   void step_unguarded();
   void update_half(int half);

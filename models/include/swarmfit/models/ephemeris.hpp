@@ -17,7 +17,7 @@
 // "Iterative methods for linear and nonlinear equations", ch. 5.4):
 //   g0(y) = x_a + J^-1 (y - F(x_a)),    g(y) = g0(y) + J^-1 (y - F(g0(y)))
 // (only the periods and epochs of x change: the other rows of J are the identity's). g is a fixed
-// smooth function of y, so the posterior in y is exact (its prior uniform in the mean ephemeris);
+// smooth function of y, so the posterior in y is exact (the priors on period and tc apply to y);
 // F(g(y)) = y holds to second order in y - F(x_a) (tested). It costs one more integration per
 // likelihood (F(g0(y)) from the model's transit times).
 #pragma once
