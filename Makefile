@@ -61,7 +61,7 @@ fuzz-all: setup
 ASAN_BUILD ?= build-asan
 SANITIZE_TESTS ?= test_observations test_inference test_nbody test_pm
 SANITIZE_KERNEL_TESTS ?= test_integrators test_models
-SANITIZE_EXCLUDE ?= ^Demcmc[.]KdeMovesKeepTheBananaAndMixFaster$$
+SANITIZE_EXCLUDE ?= ^Demcmc[.](KdeMovesKeepTheBananaAndMixFaster|AdaptedTrajectoryLengthFindsTheGaussiansOptimum)$$
 empty :=
 space := $(empty) $(empty)
 sanitize: setup
