@@ -224,9 +224,8 @@ void Demcmc::update_gradient(int half) {
       // gets weight max(kMetricWeight, 1 / k) (a running mean of the first ten, then the same
       // exponential average), so the first half's populations, still the start's shape, leave the
       // frozen metric (Stan's windowed adaptation, Stan Reference Manual, "HMC algorithm
-      // parameters"). TRAPPIST-1: without it the frozen metric was up to 2x too wide along the
-      // stiffest directions, which then mixed slowest. k is counted from the generations' own
-      // draws, so a restored sampler gives the same weights.
+      // parameters"): a metric still wide from the start slows the stiffest directions most.
+      // k is counted from the generations' own draws, so a restored sampler gives the same weights.
       Eigen::MatrixXd& metric = s_.gradient_metric[level];
       const long until = settings_.gradient.adapt_until, mid = until / 2;
       if (s_.generation < until || metric.size() == 0) {

@@ -4,11 +4,10 @@
 // transits over the data) to ~1e-6 of a period, while the osculating period and time of
 // conjunction at the reference epoch differ from them by terms ~ mass x eccentricity x resonant
 // phase (Lithwick, Xie & Wu 2012, ApJ 761, 122, eq. A.29). In the osculating elements the
-// posterior is therefore a thin CURVED sheet (TRAPPIST-1: local curvatures 60-160x the
-// population's, bench/RESULTS.md), which no linear metric whitens; in the mean ephemeris the
-// sheet is flat (local curvatures within ~5x). The sampler then moves in y = (mean period, mean
-// epoch of every transiting planet; every other parameter as is) and the likelihood integrates
-// the osculating x = g(y) that has that mean ephemeris.
+// posterior is therefore a thin curved sheet, which no linear metric whitens; in the mean
+// ephemeris it is nearly flat (bench/RESULTS.md has the measurement). The sampler then moves in
+// y = (mean period, mean epoch of every transiting planet; every other parameter as is) and the
+// likelihood integrates the osculating x = g(y) that has that mean ephemeris.
 //
 // The inverse g: F(x) (the weighted least-squares line through the model's transit times of each
 // planet, t = T + P (epoch - n*), n* the data epoch nearest the configuration's tc) is smooth but
