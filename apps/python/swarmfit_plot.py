@@ -2,7 +2,7 @@
 """Plots of a `swarmfit fit` run file; the program behind `swarmfit plot`.
 
 Usage:
-    python3 apps/python/swarmfit_plot.py RUN.h5 [--output DIR] [--burn-in N]
+    python3 apps/python/swarmfit_plot.py RUN.h5 [--output DIR] [--burn-in N] [--corner REGEX]
 
 Reads the HDF5 run file (layout: README, "Fit output") and writes into DIR (default: RUN without
 .h5, plus "_plots"):
@@ -10,7 +10,8 @@ Reads the HDF5 run file (layout: README, "Fit output") and writes into DIR (defa
                       maximum-posterior curve and its residuals (if the run has RV data)
     ttv_<planet>.png  observed and model O-C of the transit times against the data's linear
                       ephemeris, and the residuals (one per planet with transit data)
-    corner.png        1-d and 2-d marginals of the free parameters after the burn-in
+    corner.png        1-d and 2-d marginals of the free parameters after the burn-in (with --corner,
+                      those whose names match the regular expression: 'mass_' for the masses)
     trace.png         every walker's free parameters and log posterior against the generation
 The model curves come from the run's predictive draws (/predictive); draws whose status is not 0
 are left out, and a run file without predictive draws (a checkpoint of an unfinished run) gets
@@ -220,13 +221,19 @@ def value_range(values):
     return low - 0.5, high + 0.5
 
 
-def plot_corner(run, burn_in, path):
+def plot_corner(run, burn_in, path, select=None):
     chain = run["chain"]
     samples = chain["parameters"][burn_in:]
     samples = samples[np.isfinite(chain["log_posterior"][burn_in:])]
     if samples.shape[0] > MAX_CORNER_POINTS:
         samples = samples[np.random.default_rng(0).choice(samples.shape[0], MAX_CORNER_POINTS, replace=False)]
     labels = free_parameter_labels(run)
+    if select is not None:
+        keep = [k for k, (name, _) in enumerate(labels) if re.search(select, name)]
+        if not keep:
+            raise ValueError("--corner: no free parameter's name matches '%s'" % select)
+        samples = samples[:, keep]
+        labels = [labels[k] for k in keep]
     dimension = samples.shape[1]
     offsets = [display_offset(samples[:, k]) for k in range(dimension)]
     shifted = samples - np.array(offsets)
@@ -353,12 +360,20 @@ def parse_arguments(argv):
     parser.add_argument("run", help="HDF5 run file written by swarmfit fit")
     parser.add_argument("--output", help="folder for the PNG files (default: RUN without .h5, plus _plots)")
     parser.add_argument("--burn-in", type=int, help="draws to leave out (default: burn_in_draws, else half)")
+    parser.add_argument("--corner", help="regular expression: the corner plot's parameters (default: all free)")
     parser.add_argument("--overwrite", action="store_true", help="replace the PNG files of an earlier plot")
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_arguments(argv)
+    if args.corner is not None:
+        try:
+            re.compile(args.corner)
+        except re.error as error:
+            print("swarmfit: error: command line: --corner '%s' is not a regular expression (%s)" % (args.corner, error),
+                  file=sys.stderr)
+            return 2
     stem = args.run[:-3] if args.run.endswith(".h5") else args.run
     output = args.output or stem + "_plots"
     if os.path.exists(output) and not os.path.isdir(output):
@@ -380,7 +395,7 @@ def main(argv):
                     plot_ttvs(run, partial)
             else:
                 print("swarmfit plot: %s has no predictive draws: no RV or O-C plots" % args.run, file=sys.stderr)
-            plot_corner(run, burn_in, os.path.join(partial, "corner.png"))
+            plot_corner(run, burn_in, os.path.join(partial, "corner.png"), args.corner)
             plot_trace(run, burn_in, os.path.join(partial, "trace.png"))
         if not move_into_place(partial, output, args.overwrite):
             return 2

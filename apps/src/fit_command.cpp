@@ -108,6 +108,7 @@ int fit_command(int argc, char** argv) {
     s.sharing.rank = mpi.rank();
     s.sharing.size = mpi.size();
     s.sharing.gather = [&mpi](std::vector<double>& values, std::vector<int>& codes) { mpi.gather(values, codes); };
+    s.sharing.gather_blocks = [&mpi](std::vector<double>& values, long block) { mpi.gather_blocks(values, block); };
     if (mpi.rank() != 0) std::cout.setstate(std::ios::failbit);  // (quiet: rank 0 speaks for all)
   }
   auto stop_requested = [&mpi] { return mpi.any(stop_signal() != 0); };

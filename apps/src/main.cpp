@@ -20,7 +20,7 @@ void usage(std::ostream& out) {
          "  fit --config FILE [--resume] [key=value ...]\n"
          "                 DEMCMC fit of a planetary model to RV and transit-time data (HDF5 run file)\n"
          "  summary RUN.h5   posterior summary table (median, 16/84%, R-hat, ESS) of a fit\n"
-         "  plot RUN.h5 [--output DIR]\n"
+         "  plot RUN.h5 [--output DIR] [--corner REGEX]\n"
          "                 PNGs of a fit: RVs and transit-time O-C with model draws, corner, traces\n"
          "  simulate --config TRUTH --output DIR --span DAYS [options]\n"
          "                 synthetic RVs and transit times from a model's parameter values\n"

@@ -116,6 +116,18 @@ void MpiWork::gather(std::vector<double>& values, std::vector<int>& codes) {
                  MPI_COMM_WORLD);
 }
 
+void MpiWork::gather_blocks(std::vector<double>& values, long block) {
+  if (!active() || block < 1) return;
+  const long n = static_cast<long>(values.size()) / block;
+  std::vector<int> counts(size_), offsets(size_);
+  for (int r = 0; r < size_; ++r) {
+    offsets[r] = static_cast<int>(n * r / size_ * block);
+    counts[r] = static_cast<int>(n * (r + 1) / size_ * block) - offsets[r];
+  }
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, values.data(), counts.data(), offsets.data(), MPI_DOUBLE,
+                 MPI_COMM_WORLD);
+}
+
 void MpiWork::allreduce_sum(double* values, std::size_t count) {
   if (!active() || count == 0) return;
   MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -34,6 +34,9 @@ class MpiWork {
   // For a fit shared over the ranks (models/posterior.hpp, BatchSharing): every rank's slice of the
   // n values, rank r's being [n r / size, n (r + 1) / size), gathered into all.
   void gather(std::vector<double>& values, std::vector<int>& codes);
+  // The same for n blocks of `block` values (values.size() = n block), rank r's blocks
+  // [n r / size, n (r + 1) / size).
+  void gather_blocks(std::vector<double>& values, long block);
   // Sums `count` values over the ranks, in place on every rank (MPI_Allreduce): the large-N
   // engine's partial forces, each rank's over its slice of the massive bodies.
   void allreduce_sum(double* values, std::size_t count);

@@ -82,7 +82,7 @@ int plot_command(int argc, char** argv) {
   // starts: a damaged file is one line and exit 2, never a traceback.
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
-    if (a == "--output" || a == "--burn-in" || a == "--snapshot") {
+    if (a == "--output" || a == "--burn-in" || a == "--snapshot" || a == "--corner") {
       ++k;
       continue;
     }

@@ -14,6 +14,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // gradient.whole: the weight of a burn-in generation's covariance in the metric (about the last 10).
 constexpr double kMetricWeight = 0.1;
+// gradient.surrogate: stencil spacings tried (1, 1/2, 1/4 of SurrogateBuilder::kSpacing).
+constexpr int kSurrogateTries = 3;
 // ln prior + beta ln L, -inf where either is -inf or NaN (such a point is never accepted).
 double tempered_target(double lp, double ll, double beta) {
   return (lp > -kInf && ll > -kInf && !std::isnan(lp + ll)) ? lp + beta * ll : -kInf;
@@ -70,6 +72,75 @@ Demcmc::Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings 
       if (c.size() != 0 && !is_covariance_matrix(c, d))
         throw std::invalid_argument("DEMCMC state: a gradient metric is not a d x d covariance matrix");
   }
+  if (!s_.gradient_surrogate.empty()) {
+    if (static_cast<int>(s_.gradient_surrogate.size()) != num_temperatures())
+      throw std::invalid_argument("DEMCMC state: a gradient surrogate per temperature expected");
+    const long d = s_.walkers.rows();
+    long rows = -1;  // every level's surrogate expands the same residuals
+    for (const QuadraticSurrogate& q : s_.gradient_surrogate) {
+      if (q.empty()) continue;
+      const long m = q.residuals.size();
+      if (rows >= 0 && m != rows)
+        throw std::invalid_argument("DEMCMC state: the gradient surrogates expand different numbers of residuals");
+      rows = m;
+      const bool shapes = q.centre.size() == d && q.factor.rows() == d && q.factor.cols() == d && m > 0 &&
+                          q.jacobian.rows() == m && q.jacobian.cols() == d && q.hessian.rows() == d * m &&
+                          q.hessian.cols() == d && q.slope.size() == d;
+      if (!shapes || !q.centre.allFinite() || !q.factor.allFinite() || !q.residuals.allFinite() ||
+          !q.jacobian.allFinite() || !q.hessian.allFinite() || !q.slope.allFinite() ||
+          !q.factor.isLowerTriangular(0.0) || !(q.factor.diagonal().minCoeff() > 0))
+        throw std::invalid_argument("DEMCMC state: a gradient surrogate is not a d-parameter quadratic expansion");
+    }
+  }
+}
+
+void Demcmc::use_residuals(ResidualModel model) {
+  if (static_cast<long>(model.row_nu.size()) < 1 || model.likelihood_rows < 0 ||
+      model.likelihood_rows > static_cast<long>(model.row_nu.size()) || !model.residuals)
+    throw std::invalid_argument("DEMCMC: a residual model needs its residuals and at least one row");
+  for (const QuadraticSurrogate& q : s_.gradient_surrogate)
+    if (!q.empty() && q.residuals.size() != static_cast<long>(model.row_nu.size()))
+      throw std::invalid_argument("the saved gradient surrogate has " + std::to_string(q.residuals.size()) +
+                                  " residual rows, the model " + std::to_string(model.row_nu.size()));
+  residual_model_ = std::move(model);
+}
+
+void Demcmc::build_surrogates(const std::vector<Eigen::MatrixXd>& factor) {
+  if (!residual_model_.residuals) throw std::logic_error("DEMCMC: the surrogate force needs use_residuals()");
+  const long d = s_.walkers.rows(), w = walkers_per_temperature_, levels = num_temperatures(), n = 2 * d * d + 1;
+  if (static_cast<long>(s_.gradient_surrogate.size()) != levels) s_.gradient_surrogate.assign(levels, {});
+  std::vector<long> build;  // (the burn-in's gradient generations only: Demcmc::update_gradient)
+  for (long level = 0; level < levels; ++level)
+    if (factor[level].size() != 0) build.push_back(level);
+  // A stencil with a point the target cannot take (outside a prior's support, a model that fails)
+  // is tried again at half the spacing, up to kSurrogateTries spacings; a level that never succeeds
+  // keeps the surrogate it had.
+  double spacing = SurrogateBuilder::kSpacing;
+  for (int attempt = 0; attempt < kSurrogateTries && !build.empty(); ++attempt, spacing *= 0.5) {
+    const long count = static_cast<long>(build.size());
+    Eigen::MatrixXd points(d, count * n);
+    std::vector<Eigen::VectorXd> centre(count);
+    for (long b = 0; b < count; ++b) {
+      centre[b] = s_.walkers.middleCols(build[b] * w, w).rowwise().mean();
+      points.middleCols(b * n, n) = SurrogateBuilder::points(centre[b], factor[build[b]], spacing);
+    }
+    Eigen::MatrixXd residuals;
+    Eigen::VectorXd lp, ll;
+    std::vector<int> status(points.cols(), 0);
+    residual_model_.residuals(points, residuals, lp, ll, status);
+    if (residuals.cols() != points.cols() || lp.size() != points.cols() || ll.size() != points.cols() ||
+        static_cast<long>(status.size()) != points.cols() ||
+        residuals.rows() != static_cast<long>(residual_model_.row_nu.size()))
+      throw std::logic_error("residuals returned the wrong number of rows or columns");
+    std::vector<long> failed;
+    for (long b = 0; b < count; ++b)
+      if (!SurrogateBuilder::build(
+              centre[b], factor[build[b]], spacing, residuals.middleCols(b * n, n), lp.segment(b * n, n),
+              ll.segment(b * n, n), std::vector<int>(status.begin() + b * n, status.begin() + (b + 1) * n),
+              residual_model_, 1.0 / settings_.temperatures[build[b]], s_.gradient_surrogate[build[b]]))
+        failed.push_back(build[b]);
+    build = failed;
+  }
 }
 
 bool Demcmc::whole_gradient_generation(long generation) const {
@@ -91,6 +162,9 @@ void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
   (void)SnookerMove(settings.snooker);  // each move checks its own settings
   (void)KdeMove(settings.kde);
   (void)GradientMove(settings.gradient);
+  if (settings.gradient.surrogate && (!settings.gradient.whole || settings.gradient.steps < 1))
+    throw std::invalid_argument(
+        "DEMCMC: the surrogate force needs whole-population gradient moves with a fixed number of steps");
   if (!(settings.snooker.probability + settings.kde.probability <= 1))
     throw std::invalid_argument("DEMCMC: the KDE probability must be >= 0, and snooker + KDE <= 1");
 }
@@ -101,6 +175,9 @@ void Demcmc::check() {
     throw std::invalid_argument("DEMCMC: walkers are not a multiple of the temperatures");
   walkers_per_temperature_ = static_cast<int>(s_.walkers.cols() / levels);
   check_settings(settings_, s_.walkers.rows(), walkers_per_temperature_);
+  if (settings_.gradient.surrogate && settings_.gradient.adapt_until < 1)
+    throw std::invalid_argument(
+        "DEMCMC: the surrogate force needs a burn-in (adapt_until >= 1) to build its surrogate in");
   accepted_last_.assign(walkers_per_temperature_, 0);
 }
 
@@ -278,10 +355,12 @@ void Demcmc::update_gradient(int half) {
   for (long c = 0; c < m; ++c) value(c) = tempered(index(c));
   // The gradients at the active columns' points: one batched call of d (with_centre: d + 1) points
   // each; with the centre, its prior, likelihood and status are kept as the proposal's.
+  std::vector<char> by_surrogate(m, 0);  // gradient.surrogate: the columns whose level has one
   auto differentiate = [&](bool with_centre) {
     std::vector<long> columns;
     for (long c = 0; c < m; ++c)
-      if (active[c]) columns.push_back(c);
+      if (active[c] && !by_surrogate[c]) columns.push_back(c);
+    if (columns.empty()) return;
     const long per = d + 1, skip = with_centre ? 0 : 1, differentiated = static_cast<long>(columns.size());
     Eigen::MatrixXd points(d, differentiated * (per - skip));
     Eigen::MatrixXd block(d, per);
@@ -311,8 +390,52 @@ void Demcmc::update_gradient(int half) {
       if (!GradientMove::gradient(values.data(), d, grad.col(c))) active[c] = 0;
     }
   };
+  // gradient.surrogate: the force is the level surrogate's gradient at the columns' points, in the
+  // move's whitened coordinates (dS/du = L^T dS/dx), and the target is evaluated at the ends only.
+  // A level without one (no stencil the target could take in the whole burn-in) follows the
+  // differences, as a level does after the burn-in for good: the kernel is fixed from then on.
+  const bool surrogate = settings_.gradient.surrogate;
+  if (surrogate) {
+    if (!residual_model_.residuals) throw std::logic_error("DEMCMC: the surrogate force needs use_residuals()");
+    if (s_.generation < settings_.gradient.adapt_until) build_surrogates(factor);
+    if (static_cast<long>(s_.gradient_surrogate.size()) != levels) s_.gradient_surrogate.assign(levels, {});
+    for (long c = 0; c < m; ++c) by_surrogate[c] = !s_.gradient_surrogate[c / count].empty();
+  }
+  auto surrogate_force = [&] {
+    for (long level = 0; level < levels && surrogate; ++level) {
+      if (s_.gradient_surrogate[level].empty()) continue;
+      Eigen::MatrixXd gx;
+      surrogate_gradient(s_.gradient_surrogate[level], residual_model_, 1.0 / settings_.temperatures[level],
+                         proposals.middleCols(level * count, count), gx);
+      for (long k = 0; k < count; ++k) {
+        const long c = level * count + k;
+        if (!active[c]) continue;
+        grad.col(c) = factor[level].transpose() * gx.col(k);
+        if (!grad.col(c).allFinite()) active[c] = 0;
+      }
+    }
+  };
+  auto evaluate_ends = [&] {
+    std::vector<long> columns;
+    for (long c = 0; c < m; ++c)
+      if (active[c] && by_surrogate[c]) columns.push_back(c);
+    if (columns.empty()) return;
+    Eigen::MatrixXd points(d, static_cast<long>(columns.size()));
+    for (std::size_t a = 0; a < columns.size(); ++a) points.col(static_cast<long>(a)) = proposals.col(columns[a]);
+    Eigen::VectorXd lp, ll;
+    std::vector<int> status(points.cols(), 0);
+    f_(points, lp, ll, status);
+    if (lp.size() != points.cols() || ll.size() != points.cols())
+      throw std::logic_error("log-density returned the wrong number of values");
+    for (std::size_t a = 0; a < columns.size(); ++a) {
+      proposed_prior(columns[a]) = lp(static_cast<long>(a));
+      proposed_likelihood(columns[a]) = ll(static_cast<long>(a));
+      proposed_status[columns[a]] = status[a];
+    }
+  };
+  surrogate_force();
   differentiate(false);
-  // Leapfrog (Neal 2011, eqs. 5.18-5.20) with the force the differences give.
+  // Leapfrog (Neal 2011, eqs. 5.18-5.20) with the force the differences (or the surrogate) give.
   for (int s = 0; s < steps; ++s) {
     for (long c = 0; c < m; ++c) {
       if (!active[c]) continue;
@@ -321,10 +444,12 @@ void Demcmc::update_gradient(int half) {
       u.col(c) += e * p.col(c);
       proposals.col(c) = s_.walkers.col(index(c)) + factor[c / count] * u.col(c);
     }
+    surrogate_force();
     differentiate(true);
     for (long c = 0; c < m; ++c)
       if (active[c]) p.col(c) += 0.5 * step[c / count] * grad.col(c);
   }
+  evaluate_ends();
   // Metropolis on the Hamiltonian, -ln pi + |p|^2 / 2 (Neal 2011, eq. 5.8).
   auto accepts = [&](long c) {
     if (!active[c]) return false;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "swarmfit/inference/moves/half_update.hpp"
 
@@ -49,6 +50,97 @@ void refuse_if_the_library_fails(const std::string& path) {
       kSeconds);
   if (!failure.empty())
     throw std::runtime_error(path + ": damaged HDF5 file: the HDF5 library " + failure + " reading its strings");
+}
+
+// state/gradient_surrogate (gradient_force = surrogate): per temperature level the quadratic
+// surrogate's arrays, Eigen's column-major data as row-major [level][column][row]; `present` 0 where
+// a level has none (zeros).
+void write_surrogates(hid_t state, const std::vector<QuadraticSurrogate>& levels, hsize_t d) {
+  long m = 0;
+  for (const QuadraticSurrogate& q : levels)
+    if (!q.empty()) m = q.residuals.size();
+  if (levels.empty() || m == 0) return;
+  Handle g(H5Gcreate2(state, "gradient_surrogate", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "gradient_surrogate");
+  const hsize_t k = levels.size(), rows = static_cast<hsize_t>(m);
+  std::vector<long> present(k, 0);
+  std::vector<double> centre(k * d, 0.0), factor(k * d * d, 0.0), residuals(k * rows, 0.0), jacobian(k * d * rows, 0.0),
+      hessian(k * d * d * rows, 0.0), slope(k * d, 0.0);
+  auto put = [](const Eigen::MatrixXd& from, std::vector<double>& to, hsize_t level) {
+    std::copy(from.data(), from.data() + from.size(), to.begin() + static_cast<long>(level * from.size()));
+  };
+  for (hsize_t l = 0; l < k; ++l) {
+    const QuadraticSurrogate& q = levels[l];
+    if (q.empty()) continue;
+    present[l] = 1;
+    put(q.centre, centre, l);
+    put(q.factor, factor, l);
+    put(q.residuals, residuals, l);
+    put(q.jacobian, jacobian, l);
+    put(q.hessian, hessian, l);
+    put(q.slope, slope, l);
+  }
+  h5::write(g, "present", {k}, present.data());
+  h5::write(g, "centre", {k, d}, centre.data());
+  h5::write(g, "factor", {k, d, d}, factor.data());
+  h5::write(g, "residuals", {k, rows}, residuals.data());
+  h5::write(g, "jacobian", {k, d, rows}, jacobian.data());
+  h5::write(g, "hessian", {k, d, d * rows}, hessian.data());
+  h5::write(g, "slope", {k, d}, slope.data());
+}
+
+// Every shape is checked against the walkers (d, at most columns / 2 levels) and against one
+// another before anything is read, so a damaged header allocates nothing; the sampler checks the
+// values (finite, a lower-triangular factor) and the rows against the model.
+std::vector<QuadraticSurrogate> read_surrogates(hid_t state, long d, std::size_t temperatures) {
+  Handle g(H5Gopen2(state, "gradient_surrogate", H5P_DEFAULT), "gradient_surrogate");
+  const std::vector<hsize_t> r = h5::dataset_dims(g, "residuals");
+  const hsize_t D = static_cast<hsize_t>(d);
+  // Residual rows (data points) far beyond any fit's, and at most 2^27 values (1 GiB) in all the
+  // levels' second derivatives: the products below cannot overflow.
+  constexpr hsize_t kMaxRows = hsize_t{1} << 20, kMaxValues = hsize_t{1} << 27;
+  if (r.size() != 2 || r[0] != temperatures || r[1] < 1 || r[1] > kMaxRows || D < 1 || D > 4096)
+    throw std::runtime_error("state/gradient_surrogate/residuals is not [level][rows], a level per temperature");
+  const hsize_t k = r[0], m = r[1];
+  if (D * D > kMaxValues || D * D * m > kMaxValues || D * D * m * k > kMaxValues)
+    throw std::runtime_error("state/gradient_surrogate: implausibly large (" + std::to_string(m) + " residual rows)");
+  const std::vector<std::pair<const char*, std::vector<hsize_t>>> shapes = {
+      {"present", {k}},        {"centre", {k, D}},         {"factor", {k, D, D}},
+      {"jacobian", {k, D, m}}, {"hessian", {k, D, D * m}}, {"slope", {k, D}}};
+  for (const auto& [name, dims] : shapes) {
+    if (h5::dataset_dims(g, name) != dims)
+      throw std::runtime_error(std::string("state/gradient_surrogate/") + name + " does not match " +
+                               std::to_string(k) + " levels, " + std::to_string(d) + " parameters and " +
+                               std::to_string(m) + " residual rows");
+    // A dataset declared but not stored (chunks never written) would be read as fill values.
+    hsize_t count = 1;
+    for (hsize_t n : dims) count *= n;
+    Handle set(H5Dopen2(g, name, H5P_DEFAULT), name);
+    if (H5Dget_storage_size(set) < count * (std::string(name) == "present" ? sizeof(long) : sizeof(double)))
+      throw std::runtime_error(std::string("state/gradient_surrogate/") + name + " is not stored in full");
+  }
+  const std::vector<long> present = h5::read_longs(g, "present");
+  const std::vector<double> centre = h5::read_doubles(g, "centre"), factor = h5::read_doubles(g, "factor"),
+                            residuals = h5::read_doubles(g, "residuals"), jacobian = h5::read_doubles(g, "jacobian"),
+                            hessian = h5::read_doubles(g, "hessian"), slope = h5::read_doubles(g, "slope");
+  std::vector<QuadraticSurrogate> out(k);
+  const long M = static_cast<long>(m);
+  for (hsize_t l = 0; l < k; ++l) {
+    if (present[l] != 0 && present[l] != 1) throw std::runtime_error("state/gradient_surrogate/present is not 0 or 1");
+    if (!present[l]) continue;
+    QuadraticSurrogate& q = out[l];
+    q.centre = Eigen::Map<const Eigen::VectorXd>(centre.data() + l * D, d);
+    q.factor = Eigen::Map<const Eigen::MatrixXd>(factor.data() + l * D * D, d, d);
+    q.residuals = Eigen::Map<const Eigen::VectorXd>(residuals.data() + l * m, M);
+    q.jacobian = Eigen::Map<const Eigen::MatrixXd>(jacobian.data() + l * D * m, M, d);
+    q.hessian = Eigen::Map<const Eigen::MatrixXd>(hessian.data() + l * D * D * m, d * M, d);
+    q.slope = Eigen::Map<const Eigen::VectorXd>(slope.data() + l * D, d);
+    if (!q.centre.allFinite() || !q.factor.allFinite() || !q.residuals.allFinite() || !q.jacobian.allFinite() ||
+        !q.hessian.allFinite() || !q.slope.allFinite() || !q.factor.isLowerTriangular(0.0) ||
+        !(q.factor.diagonal().minCoeff() > 0))
+      throw std::runtime_error("state/gradient_surrogate: level " + std::to_string(l) +
+                               " is not finite or its factor not lower triangular with a positive diagonal");
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,6 +202,7 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
                       metric.begin() + static_cast<long>(k * rows * rows));
         h5::write(g, "gradient_metric", {levels, rows, rows}, metric.data());
       }
+      write_surrogates(g, s.gradient_surrogate, rows);
     }
     const DemcmcSettings& st = run.settings;
     h5::attribute(h5, "seed", static_cast<long>(st.seed));
@@ -124,6 +217,7 @@ void write_run(const std::string& path, const RunRecord& run, const std::functio
     h5::attribute(h5, "gradient_steps", static_cast<long>(st.gradient.steps));
     h5::attribute(h5, "gradient_step", st.gradient.step_size);
     h5::attribute(h5, "gradient_whole", static_cast<long>(st.gradient.whole));
+    h5::attribute(h5, "gradient_surrogate", static_cast<long>(st.gradient.surrogate));
     h5::attribute(h5, "temperatures", st.temperatures);
     h5::attribute(h5, "thin", run.thin);
     h5::attribute(h5, "walkers", static_cast<long>(c.num_walkers));
@@ -260,6 +354,9 @@ RunRecord read_run(const std::string& path) {
           s.gradient_metric.push_back(f.isZero(0.0) ? Eigen::MatrixXd() : f);
         }
       }
+      if (H5Lexists(g, "gradient_surrogate", H5P_DEFAULT) > 0)  // gradient_force = surrogate runs only
+        s.gradient_surrogate =
+            read_surrogates(g, s.walkers.rows(), h5::read_double_attributes(h5, "temperatures").size());
     }
     DemcmcSettings& st = run.settings;
     st.seed = static_cast<std::uint64_t>(h5::read_long_attribute(h5, "seed"));
@@ -283,7 +380,17 @@ RunRecord read_run(const std::string& path) {
       if (whole != 0 && whole != 1) throw std::runtime_error("gradient_whole is not 0 or 1");
       st.gradient.whole = whole == 1;
     }
+    if (H5Aexists(h5, "gradient_surrogate") > 0) {  // runs written before the surrogate force have none
+      const long surrogate = h5::read_long_attribute(h5, "gradient_surrogate");
+      if (surrogate != 0 && surrogate != 1) throw std::runtime_error("gradient_surrogate is not 0 or 1");
+      st.gradient.surrogate = surrogate == 1;
+    }
     st.temperatures = h5::read_double_attributes(h5, "temperatures");
+    if (!run.state.gradient_surrogate.empty() && run.state.gradient_surrogate.size() != st.temperatures.size())
+      throw std::runtime_error("state/gradient_surrogate has " + std::to_string(run.state.gradient_surrogate.size()) +
+                               " levels for " + std::to_string(st.temperatures.size()) + " temperature(s)");
+    if (!run.state.gradient_surrogate.empty() && !st.gradient.surrogate)
+      throw std::runtime_error("state/gradient_surrogate in a run without the surrogate force");
     if (!run.state.gradient_metric.empty() && run.state.gradient_metric.size() != st.temperatures.size())
       throw std::runtime_error("state/gradient_metric has " + std::to_string(run.state.gradient_metric.size()) +
                                " levels for " + std::to_string(st.temperatures.size()) + " temperature(s)");

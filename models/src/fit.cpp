@@ -198,7 +198,8 @@ RunRecord read_run_to_resume(const ModelConfig& c, const ParameterSpace& space, 
       was.kde.bandwidth != s.sampler.kde.bandwidth)
     mismatch("KDE move settings");
   if (was.gradient.probability != s.sampler.gradient.probability || was.gradient.steps != s.sampler.gradient.steps ||
-      was.gradient.step_size != s.sampler.gradient.step_size || was.gradient.whole != s.sampler.gradient.whole)
+      was.gradient.step_size != s.sampler.gradient.step_size || was.gradient.whole != s.sampler.gradient.whole ||
+      was.gradient.surrogate != s.sampler.gradient.surrogate)
     mismatch("gradient move settings");
   if (run.chain.num_walkers != s.walkers) mismatch("number of walkers");
   if (run.thin != s.thin) mismatch("thin");
@@ -319,6 +320,13 @@ FitSettings read_fit_settings(const ModelConfig& c) {
   const std::string population = vm["gradient_population"].as<std::string>();
   if (population != "halves" && population != "whole") fail("gradient_population", "must be halves or whole");
   f.sampler.gradient.whole = population == "whole";
+  const std::string force = vm["gradient_force"].as<std::string>();
+  if (force != "differences" && force != "surrogate") fail("gradient_force", "must be differences or surrogate");
+  f.sampler.gradient.surrogate = force == "surrogate";
+  if (f.sampler.gradient.surrogate && (!f.sampler.gradient.whole || f.sampler.gradient.steps < 1))
+    fail("gradient_force", "surrogate needs gradient_population = whole and gradient_steps >= 1");
+  if (f.sampler.gradient.surrogate && (f.burn_in == 0 || (f.burn_in < 0 && f.generations < 4)))
+    fail("gradient_force", "surrogate needs a burn-in (burn_in >= 1) to build its surrogate in");
   const int temperatures = vm["temperatures"].as<int>();
   if (temperatures < 1) fail("temperatures", "must be >= 1");
   const double t_max = vm["max_temperature"].as<double>();
@@ -435,6 +443,14 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   start_stability.options.horizon_orbits = std::min(stability.options.horizon_orbits, kStartHorizonOrbits);
   const Posterior posterior(space, problem, &stability, &s.sharing);
   const Posterior start_posterior(space, problem, &start_stability, &s.sharing);
+  // gradient_force = surrogate: a resumed run's surrogates expand the model's residual rows (the
+  // sampler checks it again; here before any work).
+  for (const QuadraticSurrogate& q : run.state.gradient_surrogate) {
+    const long rows = static_cast<long>(posterior.least_squares().row_nu.size());
+    if (!q.empty() && q.residuals.size() != rows)
+      throw InputError("--resume: " + s.output + ": the saved gradient surrogate has " +
+                       std::to_string(q.residuals.size()) + " residual rows, the model " + std::to_string(rows));
+  }
   run.names = space.names();
   run.units.clear();
   for (const auto& p : c.model->parameters()) run.units.push_back(p.unit);
@@ -587,6 +603,10 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     }
     sampler = std::make_unique<Demcmc>(x0, density, sampler_settings, screen);
     result.timing.start = elapsed();
+  }
+  if (s.sampler.gradient.surrogate) {  // the residuals of the coordinates sampled (the map's, with one)
+    const LeastSquaresProblem residuals = (mapped_posterior ? *mapped_posterior : posterior).least_squares();
+    sampler->use_residuals({residuals.residuals, residuals.row_nu, residuals.likelihood_rows});
   }
 
   // The transit rows (data order of the observers) for /data, without integrating anything.

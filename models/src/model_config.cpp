@@ -200,7 +200,12 @@ po::options_description fit_keys() {
       "halves (a gradient move updates a half, whitened by the other) or whole (a generation is a gradient move "
       "of every walker at once with probability `gradient`, whitened by the whole population, its metric frozen "
       "after the burn-in: one batched call per leapfrog step instead of two)")(
-      "temperatures", po::value<int>()->default_value(1), "parallel tempering: number of temperatures")(
+      "gradient_force", po::value<std::string>()->default_value("differences"),
+      "the leapfrog's force: differences (forward differences of the posterior, d + 1 likelihoods per walker and "
+      "step) or surrogate (the gradient of a quadratic expansion of the residuals about the population's mean, "
+      "built in the burn-in and frozen with the metric: one batched call per trajectory; needs "
+      "gradient_population = whole)")("temperatures", po::value<int>()->default_value(1),
+                                      "parallel tempering: number of temperatures")(
       "max_temperature", po::value<double>()->default_value(100.0), "hottest temperature (geometric ladder from 1)")(
       "rhat_target", po::value<double>()->default_value(1.01), "stopping rule: every R-hat below this ...")(
       "ess_target", po::value<double>()->default_value(0.0), "... and every bulk ESS above this (0: no stopping rule)")(

@@ -117,7 +117,45 @@ void Posterior::residuals(const Eigen::MatrixXd& x, Eigen::MatrixXd& residuals, 
   std::vector<int> codes(count);
   ModelCurves curves;
   curves.relative_times = true;
-  problem_.evaluate(full.data(), count, lnl.data(), codes.data(), &curves);
+  const auto started = std::chrono::steady_clock::now();
+  DeviceTiming device;
+  if (sharing_ && sharing_->active() && sharing_->gather_blocks) {
+    // Each process integrates its slice; the curves, ln L and status codes are gathered (a block a
+    // point), so every process holds what one process would compute, whatever its backend.
+    const long r = sharing_->rank, size = sharing_->size, lo = count * r / size, hi = count * (r + 1) / size;
+    const long block = 2 + nrv + nt;
+    std::vector<double> blocks(static_cast<std::size_t>(count * block), 0.0);
+    if (hi > lo) {
+      ModelCurves mine;
+      mine.relative_times = true;
+      problem_.evaluate(full.data() + lo * space_.num_parameters(), hi - lo, lnl.data() + lo, codes.data() + lo, &mine,
+                        &device);
+      for (long q = lo; q < hi; ++q) {
+        double* b = blocks.data() + q * block;
+        b[0] = lnl[q];
+        b[1] = codes[q];
+        std::copy(mine.rv.begin() + (q - lo) * nrv, mine.rv.begin() + (q - lo + 1) * nrv, b + 2);
+        std::copy(mine.transits.begin() + (q - lo) * nt, mine.transits.begin() + (q - lo + 1) * nt, b + 2 + nrv);
+      }
+    }
+    sharing_->gather_blocks(blocks, block);
+    curves.rv.resize(static_cast<std::size_t>(count * nrv));
+    curves.transits.resize(static_cast<std::size_t>(count * nt));
+    for (long q = 0; q < count; ++q) {
+      const double* b = blocks.data() + q * block;
+      lnl[q] = b[0];
+      codes[q] = static_cast<int>(b[1]);
+      std::copy(b + 2, b + 2 + nrv, curves.rv.begin() + q * nrv);
+      std::copy(b + 2 + nrv, b + block, curves.transits.begin() + q * nt);
+    }
+  } else {
+    problem_.evaluate(full.data(), count, lnl.data(), codes.data(), &curves, &device);
+  }
+  // Counted with the likelihood calls (the gradient move's surrogate builds are residual calls).
+  time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  time_->kernel_ms += device.kernel_ms;
+  time_->device_ms += device.total_ms;
+  ++time_->calls;
   std::vector<double> offsets, jitters;
   problem_.offsets_and_jitters(full.data(), count, offsets, jitters);
   const int ni = tab.num_instruments;
@@ -158,6 +196,7 @@ LeastSquaresProblem Posterior::least_squares() const {
   const ObservationTables& tab = problem_.tables();
   p.row_nu.assign(tab.num_rv, 0.0);
   p.row_nu.resize(tab.num_rv + tab.num_transits, tab.student_nu);
+  p.likelihood_rows = tab.num_rv + tab.num_transits;
   p.row_nu.resize(p.row_nu.size() + normal_priors(space_).size(), 0.0);
   const int d = space_.num_free();
   p.active.assign(d, 1);

@@ -451,20 +451,29 @@ TEST_F(FitCli, SameChainWithOneAndTwoThreadsAndAfterSigterm) {
 
 // One fit shared over 2 MPI ranks (each integrating a share of every batch) gives the chain of one
 // process, bitwise; rank 0 alone writes.
+// The same with the least-squares start and the surrogate force, whose residual calls (Levenberg-
+// Marquardt's Jacobians, the surrogate's stencils) are shared over the ranks too.
 TEST_F(FitCli, TwoMpiRanksGiveTheChainOfOne) {
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (Open MPI)";
   const std::string config = fit_config();
-  ASSERT_EQ(run("fit --config " + config + small("one.h5") + " threads=1").exit_code, 0);
-  const std::string command =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 " +
-      std::string(SWARMFIT_BINARY) + " fit --config " + config + small("two.h5") + " threads=1 > " +
-      (dir_ / "mpi.log").string() + " 2>&1";
-  const int code = std::system(command.c_str());
-  std::ifstream in(dir_ / "mpi.log");
-  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(code, 0) << log;
-  EXPECT_EQ(log.find("swarmfit fit:"), log.rfind("swarmfit fit:")) << "one rank speaks: " << log;
-  expect_same_chain(swarmfit::read_run((dir_ / "one.h5").string()), swarmfit::read_run((dir_ / "two.h5").string()));
+  for (const std::string keys :
+       {std::string(" threads=1"), std::string(" threads=1 least_squares=10 gradient=0.8 gradient_population=whole "
+                                               "gradient_steps=3 gradient_force=surrogate burn_in=6")}) {
+    SCOPED_TRACE(keys);
+    ASSERT_EQ(run("fit --config " + config + small("one.h5", " overwrite=true") + keys).exit_code, 0);
+    const std::string command =
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 " +
+        std::string(SWARMFIT_BINARY) + " fit --config " + config + small("two.h5", " overwrite=true") + keys + " > " +
+        (dir_ / "mpi.log").string() + " 2>&1";
+    const int code = std::system(command.c_str());
+    std::ifstream in(dir_ / "mpi.log");
+    const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(code, 0) << log;
+    EXPECT_EQ(log.find("swarmfit fit:"), log.rfind("swarmfit fit:")) << "one rank speaks: " << log;
+    const swarmfit::RunRecord one = swarmfit::read_run((dir_ / "one.h5").string());
+    expect_same_chain(one, swarmfit::read_run((dir_ / "two.h5").string()));
+    if (keys.find("surrogate") != std::string::npos) EXPECT_FALSE(one.state.gradient_surrogate.at(0).empty());
+  }
 }
 
 // SIGTERM during a stability pass far too long to wait for (1e7 orbits, run in calls of 1e3 that
@@ -1013,6 +1022,66 @@ TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
     expect_refused(run(fit + " generations=24 --resume output=" + levels), "has 2 levels for 1 temperature(s)");
     expect_refused(run(fit + " generations=24 --resume output=" + flag), "gradient_whole is not 0 or 1");
   }
+}
+
+// gradient_force = surrogate (moves/surrogate.hpp): the quadratic surrogate built in the burn-in is
+// kept in the run file, so a run stopped after its burn-in and resumed gives the uninterrupted chain
+// bitwise; a damaged or mismatched surrogate, or a resume with the other force, is refused before
+// any work.
+TEST_F(FitCli, SurrogateForceRunsResumeBitwise) {
+  const std::string source = SWARMFIT_SOURCE_DIR;
+  const std::string fit = "fit --config " + source +
+                          "/examples/demo/fit.cfg walkers=32 optimize=0 gradient=0.8 burn_in=6 gradient_steps=4 "
+                          "gradient_population=whole gradient_force=surrogate";
+  const std::string whole = (dir_ / "in_surrogate_whole.h5").string(), part = (dir_ / "in_surrogate_part.h5").string();
+  const Result w = run(fit + " generations=16 output=" + whole);
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  ASSERT_EQ(run(fit + " generations=9 output=" + part).exit_code, 0);
+  const std::string copy = (dir_ / "in_surrogate_copy.h5").string();
+  fs::copy_file(part, copy);
+  const Result r = run(fit + " generations=16 --resume output=" + part);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const swarmfit::RunRecord a = swarmfit::read_run(whole), b = swarmfit::read_run(part);
+  expect_same_chain(a, b);
+  EXPECT_TRUE(a.settings.gradient.surrogate);
+  ASSERT_EQ(a.state.gradient_surrogate.size(), 1u);
+  ASSERT_FALSE(a.state.gradient_surrogate[0].empty());
+  EXPECT_TRUE(a.state.gradient_surrogate[0].hessian == b.state.gradient_surrogate[0].hessian);
+  EXPECT_TRUE(a.state.gradient_surrogate[0].slope == b.state.gradient_surrogate[0].slope);
+  const std::string differences = "fit --config " + source +
+                                  "/examples/demo/fit.cfg walkers=32 optimize=0 gradient=0.8 burn_in=6 "
+                                  "gradient_steps=4 gradient_population=whole generations=20 --resume output=" +
+                                  part;
+  expect_refused(run(differences), "gradient move settings");
+  auto edit = [&](const std::string& name, const std::string& python) { return edited_copy(copy, name, python); };
+  const std::string nan = edit("in_surrogate_nan.h5", "f['state/gradient_surrogate/hessian'][0, 0, 0] = np.nan");
+  expect_refused(run(fit + " generations=16 --resume output=" + nan), "is not finite");
+  const std::string upper = edit("in_surrogate_upper.h5", "f['state/gradient_surrogate/factor'][0, 1, 0] = 0.5");
+  expect_refused(run(fit + " generations=16 --resume output=" + upper), "lower triangular");
+  const std::string shape = edit("in_surrogate_shape.h5",
+                                 "j = f['state/gradient_surrogate/jacobian'][()]\n"
+                                 "del f['state/gradient_surrogate/jacobian']\n"
+                                 "f['state/gradient_surrogate/jacobian'] = j[:, :, 1:]");
+  expect_refused(run(fit + " generations=16 --resume output=" + shape), "does not match");
+  // As many rows in every array, but not the model's: refused by the sampler before any work.
+  const std::string rows = edit("in_surrogate_rows.h5",
+                                "g = f['state/gradient_surrogate']\n"
+                                "for k, extra in (('residuals', 1), ('jacobian', 1), ('hessian', 0)):\n"
+                                "    v = g[k][()]\n"
+                                "    del g[k]\n"
+                                "    if k == 'hessian':\n"
+                                "        d = v.shape[1]\n"
+                                "        g[k] = np.zeros((v.shape[0], d, v.shape[2] + d))\n"
+                                "    else:\n"
+                                "        g[k] = np.concatenate([v, v[..., :1]], axis=-1)");
+  expect_refused(run(fit + " generations=16 --resume output=" + rows), "residual rows, the model");
+  const std::string flag = edit("in_surrogate_flag.h5", "f.attrs['gradient_surrogate'] = np.int64(2)");
+  expect_refused(run(fit + " generations=16 --resume output=" + flag), "gradient_surrogate is not 0 or 1");
+  const std::string huge = edit("in_surrogate_huge.h5",
+                                "del f['state/gradient_surrogate/residuals']\n"
+                                "f.create_dataset('state/gradient_surrogate/residuals', shape=(1, 1 << 30), "
+                                "dtype='f8', chunks=(1, 4096))");
+  expect_refused(run(fit + " generations=16 --resume output=" + huge), "is not [level][rows]");
 }
 
 // ephemeris = mean (ephemeris.hpp): the map anchored at the least-squares optimum is kept in the

@@ -399,11 +399,20 @@ for key, value in [("walkers", "3"), ("walkers", "1e12"), ("walkers", "2"), ("wa
                    ("generations", "0"), ("kde_components", "0"), ("predictive_draws", "1e12"),
                    ("generations", "1e15"), ("init", "bogus"), ("progress", "bogus"), ("overwrite", "maybe"),
                    ("gradient_population", "bogus"), ("gradient_population", ""), ("ephemeris", "bogus"),
-                   ("ephemeris", "")]:
+                   ("ephemeris", ""), ("gradient_force", "bogus"), ("gradient_force", "")]:
     refuse(f"fit-{key}-{value}", fit_cmd(**{key: value}), f"'{key}'")
 # ephemeris = mean: anchored at the least-squares optimum, so without it (or with a stability
 # constraint, not yet combined) refused before any work.
 refuse("fit-ephemeris-mean-without-least-squares", fit_cmd(ephemeris="mean"), "'ephemeris'")
+# gradient_force = surrogate: a fixed kernel needs the whole population's frozen metric and a fixed
+# number of leapfrog steps.
+refuse("fit-gradient-force-surrogate-halves", fit_cmd(gradient_force="surrogate", gradient="0.5"), "'gradient_force'")
+refuse("fit-gradient-force-surrogate-no-burn-in",
+       fit_cmd(gradient_force="surrogate", gradient="0.5", gradient_population="whole", gradient_steps="3", burn_in="0"),
+       "'gradient_force'")
+refuse("fit-gradient-force-surrogate-adapted-length",
+       fit_cmd(gradient_force="surrogate", gradient="0.5", gradient_population="whole", gradient_steps="0"),
+       "'gradient_force'")
 refuse("fit-laplace-scale-without-least-squares", fit_cmd(laplace_scale="2"), "'laplace_scale'")
 refuse("predict-ephemeris-mean", "predict --config fit.cfg --output pout ephemeris=mean", "ephemeris = mean")
 refuse("fit-ephemeris-mean-with-stability", fit_cmd(ephemeris="mean", least_squares="5", stability="amd"), "'ephemeris'")
@@ -510,6 +519,9 @@ case("plot-valid-no-predictive", "plot run.h5 --output plots", 0, edits=[("h5_de
      outputs=["plots", "plots/*"], timeout=120)
 for tag, value in [("nan", "nan"), ("neg", "-1"), ("text", "abc"), ("empty", ""), ("huge", "1e400"), ("beyond-run", "1000")]:
     refuse(f"plot-burn-in-{tag}", f"plot run.h5 --output plots --burn-in {shlex.quote(value)}", ("--burn-in", "burn-in"))
+case("plot-corner-masses", "plot run.h5 --output plots --corner mass_", 0, outputs=["plots", "plots/*"], timeout=120)
+refuse("plot-corner-no-match", "plot run.h5 --output plots --corner nothing_here", "--corner")
+refuse("plot-corner-bad-regex", "plot run.h5 --output plots --corner '(mass'", "--corner")
 refuse("plot-output-is-file", "plot run.h5 --output fit.cfg", "fit.cfg")
 refuse("plot-output-exists", "plot run.h5 --output plots", "plots",
        edits=[("mkdir", "plots"), ("write", "plots/rv.png", "old\n"), ("write", "plots/corner.png", "old\n")])

@@ -28,6 +28,7 @@
 #include "swarmfit/inference/moves/gradient.hpp"
 #include "swarmfit/inference/moves/kde.hpp"
 #include "swarmfit/inference/moves/snooker.hpp"
+#include "swarmfit/inference/moves/surrogate.hpp"
 #include "swarmfit/inference/random.hpp"
 
 namespace swarmfit {
@@ -77,6 +78,9 @@ struct DemcmcState {
   // gradient.whole: per temperature, the metric's covariance (the level's, averaged over the gradient
   // generations before adapt_until, frozen after); empty before the first.
   std::vector<Eigen::MatrixXd> gradient_metric;
+  // gradient.surrogate: per temperature, the leapfrog's surrogate (built with the metric, frozen with
+  // it); empty before the first.
+  std::vector<QuadraticSurrogate> gradient_surrogate;
 };
 
 class Demcmc {
@@ -88,6 +92,10 @@ class Demcmc {
          BatchedScreen screen = {});
   // Continues from a saved state (no evaluation of the log-density).
   Demcmc(DemcmcState state, BatchedLogDensity log_density, DemcmcSettings settings, BatchedScreen screen = {});
+
+  // gradient.surrogate: the residuals its surrogate is built from (before the first step; a restored
+  // state's surrogates must have as many rows, else std::invalid_argument).
+  void use_residuals(ResidualModel model);
 
   // Throws std::invalid_argument unless `settings` suit d parameters and W walkers per temperature
   // (the constructors' check, for callers that validate before any work).
@@ -134,8 +142,13 @@ class Demcmc {
             int status);
   double tempered(long column) const;
 
+  // gradient.surrogate: (re)builds the level surrogates a gradient generation needs (the burn-in's,
+  // or missing) about each level's mean with its metric `factor`, in one batched call.
+  void build_surrogates(const std::vector<Eigen::MatrixXd>& factor);
+
   BatchedLogDensity f_;
   BatchedScreen screen_;
+  ResidualModel residual_model_;
   DemcmcSettings settings_;
   CounterRandom random_;
   DifferentialEvolutionMove differential_evolution_;

@@ -29,6 +29,7 @@ using BatchedResiduals =
 struct LeastSquaresProblem {
   BatchedResiduals residuals;
   std::vector<double> row_nu;    // per residual row: Student-t degrees of freedom, 0 = Gaussian
+  long likelihood_rows = 0;      // the first rows are the likelihood's, the rest the normal priors'
   std::vector<char> active;      // per parameter: fitted (else held at its start: a jitter, whose
                                  // ln L is not a sum of squares)
   Eigen::VectorXd lower, upper;  // per parameter: the support (steps stay inside it)

@@ -25,6 +25,9 @@ namespace swarmfit {
 struct BatchSharing {
   int rank = 0, size = 1;
   std::function<void(std::vector<double>& log_likelihood, std::vector<int>& status)> gather;
+  // The same for n blocks of `block` values each (rank r's blocks [n r / size, n (r + 1) / size)):
+  // the residuals' model curves (Posterior::residuals); without it every process computes them all.
+  std::function<void(std::vector<double>& values, long block)> gather_blocks;
   bool active() const { return size > 1 && gather; }
 };
 

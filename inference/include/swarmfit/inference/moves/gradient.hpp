@@ -33,6 +33,12 @@ struct GradientSettings {
   // leapfrog steps of all walkers share one batched call, half the sequential calls of halves;
   // once frozen each walker is an HMC chain with a fixed mass matrix (Neal 2011, section 5.4.1).
   bool whole = false;
+  // The leapfrog's force (whole only, steps >= 1): false, forward differences of the target (d + 1
+  // points a step and walker); true, the gradient of the level's quadratic surrogate of its residuals
+  // (moves/surrogate.hpp), built from the level's mean with the metric during the burn-in (one
+  // batched call of 2 d^2 + 1 points a level, before the move) and frozen with it, so a trajectory is
+  // one batched call (its ends) whatever its steps.
+  bool surrogate = false;
 };
 
 // The warm-up adaptation of the step (as Stan's, Hoffman & Gelman 2014, section 3.2, by a
