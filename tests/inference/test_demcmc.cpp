@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "sampler_settings.hpp"
 #include "swarmfit/inference/chain.hpp"
 #include "swarmfit/inference/demcmc.hpp"
 #include "swarmfit/inference/diagnostics.hpp"
@@ -45,17 +46,7 @@ struct Gaussian {
   }
 };
 
-// The gradient-move settings the sampler tests vary: seed, probability, leapfrog steps (0:
-// adapted length), whole population or halves, the burn-in that adapts them.
-DemcmcSettings gradient_settings(std::uint64_t seed, double probability, int steps, bool whole, long adapt_until) {
-  DemcmcSettings settings;
-  settings.seed = seed;
-  settings.gradient.probability = probability;
-  settings.gradient.steps = steps;
-  settings.gradient.whole = whole;
-  settings.gradient.adapt_until = adapt_until;
-  return settings;
-}
+using testing_support::gradient_settings;
 
 Eigen::MatrixXd start(int d, int walkers, std::uint64_t seed) {
   CounterRandom random(seed);

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <vector>
 
+#include "sampler_settings.hpp"
 #include "swarmfit/inference/demcmc.hpp"
 #include "swarmfit/inference/diagnostics.hpp"
 #include "swarmfit/inference/moves/surrogate.hpp"
@@ -62,13 +63,8 @@ struct QuadraticResiduals {
 
 // Whole-population gradient moves on the surrogate: seed, probability, leapfrog steps, burn-in.
 DemcmcSettings surrogate_settings(std::uint64_t seed, double probability, int steps, long adapt_until) {
-  DemcmcSettings settings;
-  settings.seed = seed;
-  settings.gradient.probability = probability;
-  settings.gradient.steps = steps;
-  settings.gradient.whole = true;
+  DemcmcSettings settings = testing_support::gradient_settings(seed, probability, steps, true, adapt_until);
   settings.gradient.surrogate = true;
-  settings.gradient.adapt_until = adapt_until;
   return settings;
 }
 
