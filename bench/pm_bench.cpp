@@ -6,7 +6,8 @@
 // BOUNDARY periodic (default) or isolated, SOLVER fft (default) or multigrid. Prints the fastest
 // of REPS (default 5) force evaluations with each phase's share (the uploads and downloads of the
 // GPU backend included in the total), and the fastest of REPS kick-drift-kick steps of the engine
-// (on the GPU with the particles kept there), its mesh forces and particle updates.
+// (on the GPU with the particles kept there), its mesh forces and particle updates, and the mean
+// of the REPS steps (with the GPU's sorts by brick every 16 steps: REPS of 16 or more).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -65,11 +66,14 @@ int run(long side, int mesh, const std::string& backend, int reps, Boundary boun
   // The engine's step (a GPU backend keeps the particles on the device): the fastest of REPS.
   PmEngine<Real> engine(p, s, std::move(forces));
   engine.step(1e-3);  // the first step also computes the starting accelerations
-  double step = 1e300, step_forces = 0, step_updates = 0;
+  const double first_sort = engine.forces().timings().sort;
+  double step = 1e300, step_forces = 0, step_updates = 0, all_steps = 0, sorts = 0;
   for (int r = 0; r < reps; ++r) {
     const double f0 = engine.force_seconds(), u0 = engine.update_seconds(), t0 = now();
     engine.step(1e-3);
     const double t = now() - t0;
+    all_steps += t;
+    sorts += engine.forces().timings().sort;
     if (t < step) step = t, step_forces = engine.force_seconds() - f0, step_updates = engine.update_seconds() - u0;
   }
   const PmTimings& last = engine.forces().timings();
@@ -77,11 +81,13 @@ int run(long side, int mesh, const std::string& backend, int reps, Boundary boun
       "mode=step backend=%s precision=%s particles=%ld mesh=%d boundary=%s solver=%s forces_seconds=%.6g "
       "transfers_or_sort=%.6g assign=%.6g solve=%.6g gradient=%.6g interpolate=%.6g kdk_step_seconds=%.6g "
       "step_forces=%.6g step_updates=%.6g step_assign=%.6g step_solve=%.6g step_gradient=%.6g "
-      "step_interpolate=%.6g multigrid_cycles=%d\n",
+      "step_interpolate=%.6g multigrid_cycles=%d kdk_mean_seconds=%.6g sort_seconds_per_step=%.6g "
+      "first_step_sort=%.6g\n",
       backend.c_str(), sizeof(Real) == 4 ? "single" : "double", n, mesh,
       boundary == Boundary::periodic ? "periodic" : "isolated", solver == Solver::fft ? "fft" : "multigrid", best,
       phases.sort, phases.assign, phases.solve, phases.gradient, phases.interpolate, step, step_forces, step_updates,
-      last.assign, last.solve, last.gradient, last.interpolate, phases.multigrid_cycles);
+      last.assign, last.solve, last.gradient, last.interpolate, phases.multigrid_cycles, all_steps / reps, sorts / reps,
+      first_sort);
   return 0;
 }
 

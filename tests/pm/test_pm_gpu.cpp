@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
 
 #include "swarmfit/pm/initial_conditions.hpp"
@@ -39,6 +40,34 @@ double worst_difference(const PmSettings& s, const ParticleSet<Real>& start) {
   return diff / top;
 }
 
+// The largest difference of two meshes over the largest value of the first.
+double worst_mesh_difference(const std::vector<double>& cpu, const std::vector<double>& gpu) {
+  EXPECT_EQ(cpu.size(), gpu.size());
+  double top = 0, diff = 0;
+  for (std::size_t c = 0; c < cpu.size() && c < gpu.size(); ++c) {
+    top = std::max(top, std::fabs(cpu[c]));
+    diff = std::max(diff, std::fabs(cpu[c] - gpu[c]));
+  }
+  return diff / top;
+}
+
+// A 32^3 mesh of side 8 about the origin (the test spheres' mesh).
+PmSettings sphere_mesh(Boundary boundary, Assignment a, int order = 4) {
+  PmSettings s;
+  s.mesh = 32;
+  s.box = 8.0;
+  for (double& o : s.origin) o = -4.0;
+  s.boundary = boundary;
+  s.assignment = a;
+  s.difference_order = order;
+  return s;
+}
+
+std::string describe(const PmSettings& s) {
+  return std::string(s.boundary == Boundary::periodic ? "periodic" : "isolated") + " scheme " +
+         std::to_string(stencil_width(s.assignment)) + " order " + std::to_string(s.difference_order);
+}
+
 }  // namespace
 
 TEST(PmGpu, AccelerationsAgreeWithTheCpu) {
@@ -49,15 +78,8 @@ TEST(PmGpu, AccelerationsAgreeWithTheCpu) {
     for (Assignment a : {Assignment::ngp, Assignment::cic, Assignment::tsc})
       for (int order : {0, 2, 4}) {
         if (order == 0 && boundary == Boundary::periodic) continue;
-        PmSettings s;
-        s.mesh = 32;
-        s.box = 8.0;
-        for (double& o : s.origin) o = -4.0;
-        s.boundary = boundary;
-        s.assignment = a;
-        s.difference_order = order;
-        const std::string what = std::string(boundary == Boundary::periodic ? "periodic" : "isolated") + " scheme " +
-                                 std::to_string(stencil_width(a)) + " order " + std::to_string(order);
+        const PmSettings s = sphere_mesh(boundary, a, order);
+        const std::string what = describe(s);
         // Atomic adds in another order: round-off of the sums.
         EXPECT_LT(worst_difference(s, p64), 1e-12) << what;
         EXPECT_LT(worst_difference(s, p32), 2e-5) << what;
@@ -69,12 +91,7 @@ TEST(PmGpu, AccelerationsAgreeWithTheCpu) {
 TEST(PmGpu, ResidentStepsFollowTheCpu) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
   for (Boundary boundary : {Boundary::isolated, Boundary::periodic}) {
-    PmSettings s;
-    s.mesh = 32;
-    s.box = 8.0;
-    for (double& o : s.origin) o = -4.0;
-    s.boundary = boundary;
-    s.assignment = Assignment::tsc;
+    const PmSettings s = sphere_mesh(boundary, Assignment::tsc);
     const auto p = plummer<double>(20000, 4, 1.0, 1.0, 3.0);
     PmEngine<double> cpu(p, s, make_cpu_mesh_forces<double>(s)), gpu(p, s, make_cuda_mesh_forces<double>(s));
     for (int k = 0; k < 20; ++k) {
@@ -89,5 +106,76 @@ TEST(PmGpu, ResidentStepsFollowTheCpu) {
     EXPECT_EQ(cpu.particles().status, gpu.particles().status);
     const PmDiagnostics a = cpu.diagnostics(), b = gpu.diagnostics();
     EXPECT_NEAR(a.total(), b.total(), 1e-10 * std::fabs(a.total()));
+  }
+}
+
+// The GPU writes the masses straight into the FFT's input and keeps the potential interleaved with
+// the accelerations; the density and potential it reports for snapshots are still the CPU's, after
+// a solve and after resident steps (the density deposited again from the device's positions).
+TEST(PmGpu, DensityAndPotentialMeshesAgreeWithTheCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
+  for (Boundary boundary : {Boundary::isolated, Boundary::periodic})
+    for (Assignment a : {Assignment::ngp, Assignment::cic, Assignment::tsc})
+      for (int order : {0, 4}) {
+        if (order == 0 && boundary == Boundary::periodic) continue;
+        const PmSettings s = sphere_mesh(boundary, a, order);
+        const std::string what = describe(s);
+        auto p64 = plummer<double>(20000, 5, 1.0, 1.0, 3.0);
+        auto p32 = plummer<float>(20000, 5, 1.0, 1.0, 3.0);
+        auto q64 = p64;
+        auto q32 = p32;
+        std::vector<double> acc64;
+        std::vector<float> acc32;
+        auto cpu64 = make_cpu_mesh_forces<double>(s), gpu64 = make_cuda_mesh_forces<double>(s);
+        auto cpu32 = make_cpu_mesh_forces<float>(s), gpu32 = make_cuda_mesh_forces<float>(s);
+        cpu64->accelerations(p64, &acc64, nullptr);
+        gpu64->accelerations(q64, &acc64, nullptr);
+        cpu32->accelerations(p32, &acc32, nullptr);
+        gpu32->accelerations(q32, &acc32, nullptr);
+        EXPECT_LT(worst_mesh_difference(cpu64->density(), gpu64->density()), 1e-13) << what;
+        EXPECT_LT(worst_mesh_difference(cpu64->potential(), gpu64->potential()), 1e-12) << what;
+        EXPECT_LT(worst_mesh_difference(cpu32->density(), gpu32->density()), 1e-5) << what;
+        EXPECT_LT(worst_mesh_difference(cpu32->potential(), gpu32->potential()), 2e-5) << what;
+
+        // After resident steps: the meshes of the positions the last step's forces were solved at.
+        PmEngine<double> cpu(plummer<double>(20000, 6, 1.0, 1.0, 3.0), s, make_cpu_mesh_forces<double>(s)),
+            gpu(plummer<double>(20000, 6, 1.0, 1.0, 3.0), s, make_cuda_mesh_forces<double>(s));
+        for (int k = 0; k < 5; ++k) {
+          cpu.step(0.02);
+          gpu.step(0.02);
+        }
+        EXPECT_LT(worst_mesh_difference(cpu.forces().density(), gpu.forces().density()), 1e-10) << what;
+        EXPECT_LT(worst_mesh_difference(cpu.forces().potential(), gpu.forces().potential()), 1e-10) << what;
+        // (the potential energy interpolated at the particles, from the solve diagnostics() adds)
+        const PmDiagnostics dc = cpu.diagnostics(), dg = gpu.diagnostics();
+        EXPECT_NEAR(dc.potential, dg.potential, 1e-10 * std::fabs(dc.potential)) << what;
+      }
+}
+
+// The GPU keeps its particles sorted by bricks of cells and sorts them again once enough have left
+// their bricks. Particles crossing a cell or two a step (a hot gas in a periodic box) stray, are
+// re-sorted several times, and still end where the CPU engine puts them, in the host's order.
+TEST(PmGpu, ParticlesThatCrossBricksFollowTheCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
+  for (Assignment a : {Assignment::cic, Assignment::tsc}) {
+    const PmSettings s = sphere_mesh(Boundary::periodic, a);
+    auto p = plummer<double>(40000, 7, 1.0, 1.0, 3.0);
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u(-20.0, 20.0);  // up to 1.6 cells a step of 0.02
+    for (int d = 0; d < 3; ++d)
+      for (double& v : p.v[d]) v = u(rng);
+    PmEngine<double> cpu(p, s, make_cpu_mesh_forces<double>(s)), gpu(p, s, make_cuda_mesh_forces<double>(s));
+    for (int k = 0; k < 30; ++k) {
+      cpu.step(0.02);
+      gpu.step(0.02);
+      if (k == 14) (void)gpu.particles();  // a snapshot's copy mid-run (the order undone, then sorted again)
+    }
+    double worst = 0;
+    for (int d = 0; d < 3; ++d)
+      for (long i = 0; i < p.size(); ++i)
+        worst = std::max(worst, std::fabs(cpu.particles().x[d][i] - gpu.particles().x[d][i]) +
+                                    std::fabs(cpu.particles().v[d][i] - gpu.particles().v[d][i]));
+    EXPECT_LT(worst, 1e-9) << "scheme " << stencil_width(a);
+    EXPECT_EQ(cpu.particles().id, gpu.particles().id);
   }
 }

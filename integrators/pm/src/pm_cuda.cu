@@ -5,12 +5,33 @@
 // back, with the stencils and differences of kernels.hpp (the CPU backend's functions). The
 // atomic adds make the last bits of a GPU run depend on the order the threads land: GPU runs agree
 // with the CPU to round-off, not bitwise with themselves.
+//
+// Memory traffic is what a step costs here, so the pipeline moves each mesh as few times as it
+// can: the masses go straight into the FFT's input (for an isolated mesh into its octant of the
+// doubled mesh), the potential comes back into the same buffer and stays there for snapshots, and
+// one pass over it writes a cell's three acceleration components side by side (for the
+// interpolation, whose loads of a node then share their sectors). The density of a
+// snapshot is deposited again on request from the same positions. Phases are timed with CUDA
+// events, so the device runs a step without waiting for the host.
+//
+// The deposit's global atomic adds bound it (the L2's atomic units), so a resident run keeps its
+// particles ordered by bricks of 8^3 cells (a radix sort by brick, undone for the host's copies)
+// and deposits brick by brick: each brick's particles into a tile of the brick's nodes in shared
+// memory, then one global add a node (Aubert et al. 2009 sort their particles by cell for the same
+// reason; Hockney & Eastwood's charge assignment is unchanged). A particle that has drifted more
+// than kMargin cells out of its brick since the sort adds straight into the mesh; the device counts
+// those strays, and the particles are sorted again once they are more than 1/kStrayShare of them
+// (or kMaxSortInterval steps have passed). Bricks pay where the mesh holds half a particle a cell
+// or more (their tiles' set-up costs more than it saves on sparser meshes).
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cub/device/device_radix_sort.cuh>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "swarmfit/pm/green.hpp"
@@ -26,6 +47,7 @@ void check(cudaError_t e, const char* what) {
 void check(cufftResult r, const char* what) {
   if (r != CUFFT_SUCCESS) throw std::runtime_error(std::string("cuFFT (pm ") + what + "): error " + std::to_string(r));
 }
+void launched(const char* what) { check(cudaGetLastError(), what); }
 
 template <class T>
 struct Buffer {
@@ -41,6 +63,11 @@ struct Buffer {
     if (ptr) cudaFree(ptr);
   }
 };
+template <class T>
+void swap_buffers(Buffer<T>& a, Buffer<T>& b) {
+  std::swap(a.ptr, b.ptr);
+  std::swap(a.size, b.size);
+}
 
 // cuFFT's single and double precision interfaces under one name.
 template <class Real>
@@ -60,13 +87,24 @@ struct Cufft<double> {
   static cufftResult backward(cufftHandle p, Complex* in, double* out) { return cufftExecZ2D(p, in, out); }
 };
 
+// A cell's minus-gradient of the potential along x, y and z, side by side (a warp's loads of a
+// node's three components fall in the same sectors).
+template <class Real>
+struct Field {
+  Real a[3];
+};
+
+// A mesh of n cells a side stored in an array whose rows are `side` long (n, or the doubled FFT
+// mesh of an isolated solve, whose first octant is the mesh).
 struct MeshView {
-  int n;
-  double h, origin[3];
+  int n, side;
+  double h, inv_h, origin[3];
   bool periodic;
   double lower, upper;  // the usable region, cells
   __device__ int wrap(int i) const { return i & (n - 1); }
-  __device__ std::size_t index(int i, int j, int k) const { return (static_cast<std::size_t>(i) * n + j) * n + k; }
+  __device__ std::size_t index(int i, int j, int k) const {
+    return (static_cast<std::size_t>(i) * side + j) * side + k;
+  }
 };
 
 template <class Real>
@@ -77,18 +115,18 @@ struct Particles {
   long count;
 };
 
+// (times the reciprocal: a double division is a dozen FP64 instructions, and a particle needs
+// three of these a deposit and three an interpolation; exact where the cell is a power of two)
 template <class Real>
 __device__ Real cell_units(const MeshView& m, const Real* x, long i, int d) {
-  return static_cast<Real>((static_cast<double>(x[i]) - m.origin[d]) / m.h);
+  return static_cast<Real>((static_cast<double>(x[i]) - m.origin[d]) * m.inv_h);
 }
 
+// A particle's stencil (first cells and weights) and its mass over the cell volume; false (and
+// status 1) for a particle that left an isolated mesh's usable region.
 template <Assignment A, class Real>
-__global__ void deposit_kernel(MeshView m, Particles<Real> p, Real* rho) {
-  constexpr int W = stencil_width(A);
-  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  if (i >= p.count || p.status[i] != 0) return;
-  int c[3];
-  Real w[3][3];
+__device__ bool deposit_stencil(const MeshView& m, const Particles<Real>& p, long i, int c[3], Real w[3][3],
+                                Real& density) {
   bool inside = true;
   for (int d = 0; d < 3; ++d) {
     const Real s = cell_units(m, p.x[d], i, d);
@@ -97,10 +135,20 @@ __global__ void deposit_kernel(MeshView m, Particles<Real> p, Real* rho) {
   }
   if (!inside) {  // left an isolated mesh's usable region: no mass, no force from now on
     p.status[i] = 1;
-    return;
+    return false;
   }
-  const double volume = m.h * m.h * m.h;
-  const Real mass = static_cast<Real>(p.mass[i] / volume);
+  density = static_cast<Real>(p.mass[i] * (m.inv_h * m.inv_h * m.inv_h));
+  return true;
+}
+
+template <Assignment A, class Real>
+__global__ void deposit_kernel(MeshView m, Particles<Real> p, Real* rho) {
+  constexpr int W = stencil_width(A);
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= p.count || p.status[i] != 0) return;
+  int c[3];
+  Real w[3][3], mass;
+  if (!deposit_stencil<A>(m, p, i, c, w, mass)) return;
   for (int a = 0; a < W; ++a)
     for (int b = 0; b < W; ++b)
       for (int e = 0; e < W; ++e)
@@ -108,18 +156,136 @@ __global__ void deposit_kernel(MeshView m, Particles<Real> p, Real* rho) {
                   mass * w[0][a] * w[1][b] * w[2][e]);
 }
 
-// The mesh into one octant of the (larger) FFT mesh (`into`), or that octant back into the mesh.
+constexpr int kBrick = 8;                        // cells a side of a brick
+constexpr int kMargin = 1;                       // cells a particle may drift out of its brick into its tile
+constexpr int kTile = kBrick + 2 + 2 * kMargin;  // nodes a side of a brick's tile (stencils reach a cell out)
+constexpr int kStrayShare = 32;                  // sort again once 1/32 of the particles are strays
+constexpr int kMaxSortInterval = 64;             // and at least this often (the gather's order)
+
+// The brick of each particle's cell (bricks^3 of them, row-major), `bricks^3` for a particle off
+// the mesh; and its index, the sort's payload.
 template <class Real>
-__global__ void octant_kernel(Real* mesh, int n, Real* fft, int side, bool into) {
-  const long c = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  if (c >= static_cast<long>(n) * n * n) return;
-  const int i = static_cast<int>(c / (static_cast<long>(n) * n)), j = static_cast<int>((c / n) % n),
-            k = static_cast<int>(c % n);
-  const std::size_t f = (static_cast<std::size_t>(i) * side + j) * side + k;
-  if (into)
-    fft[f] = mesh[c];
+__global__ void brick_key_kernel(MeshView m, Particles<Real> p, int bricks, unsigned* key, unsigned* index) {
+  const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i >= p.count) return;
+  unsigned b = static_cast<unsigned>(bricks) * bricks * bricks;
+  if (p.status[i] == 0) {
+    int c[3];
+    for (int d = 0; d < 3; ++d) {
+      const Real s = cell_units(m, p.x[d], i, d);
+      c[d] = min(max(static_cast<int>(floor(s)), 0), m.n - 1) / kBrick;
+    }
+    b = (static_cast<unsigned>(c[0]) * bricks + c[1]) * bricks + c[2];
+  }
+  key[i] = b;
+  index[i] = static_cast<unsigned>(i);
+}
+
+// The first sorted particle of each brick (and of the off-mesh bin after the last): a binary search.
+__global__ void brick_start_kernel(const unsigned* key, long count, unsigned bins, unsigned* start) {
+  const unsigned b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b > bins) return;
+  long lo = 0, hi = count;
+  while (lo < hi) {
+    const long mid = (lo + hi) / 2;
+    if (key[mid] < b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  start[b] = static_cast<unsigned>(lo);
+}
+
+// to[s] = from[index[s]] (sorting), or to[index[s]] = from[s] (undoing it).
+template <class T>
+__global__ void permute_kernel(const T* from, T* to, const unsigned* index, long count, bool scatter) {
+  const long s = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (s >= count) return;
+  if (scatter)
+    to[index[s]] = from[s];
   else
-    mesh[c] = fft[f];
+    to[s] = from[index[s]];
+}
+
+__global__ void identity_kernel(unsigned* index, long count) {
+  const long s = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (s < count) index[s] = static_cast<unsigned>(s);
+}
+
+// One brick's particles (sorted by brick) into its tile of nodes in shared memory, then the tile's
+// non-zero nodes into the mesh. The same sums as deposit_kernel, grouped by brick.
+template <Assignment A, class Real>
+__global__ void brick_deposit_kernel(MeshView m, Particles<Real> p, const unsigned* start, int bricks, Real* rho,
+                                     unsigned long long* strays) {
+  constexpr int W = stencil_width(A), kNodes = kTile * kTile * kTile;
+  __shared__ Real tile[kNodes];
+  __shared__ unsigned block_strays;  // (one global add a block: a hot gas may stray whole)
+  const int b = blockIdx.x;
+  const unsigned first = start[b], last = start[b + 1];
+  if (first == last) return;  // (the whole block: an empty brick)
+  const int lo[3] = {(b / (bricks * bricks)) * kBrick - 1 - kMargin, ((b / bricks) % bricks) * kBrick - 1 - kMargin,
+                     (b % bricks) * kBrick - 1 - kMargin};
+  for (int t = threadIdx.x; t < kNodes; t += blockDim.x) tile[t] = 0;
+  if (threadIdx.x == 0) block_strays = 0;
+  __syncthreads();
+  for (long s = first + threadIdx.x; s < last; s += blockDim.x) {
+    if (p.status[s] != 0) continue;
+    int c[3];
+    Real w[3][3], mass;
+    if (!deposit_stencil<A>(m, p, s, c, w, mass)) continue;
+    int t[3];
+    bool in_tile = true;
+    for (int d = 0; d < 3; ++d) {
+      t[d] = c[d] - lo[d];
+      in_tile = in_tile && t[d] >= 0 && t[d] + W <= kTile;
+    }
+    if (!in_tile) atomicAdd(&block_strays, 1u);
+    for (int x = 0; x < W; ++x)
+      for (int y = 0; y < W; ++y)
+        for (int z = 0; z < W; ++z) {
+          const Real v = mass * w[0][x] * w[1][y] * w[2][z];
+          if (in_tile)
+            atomicAdd(&tile[((t[0] + x) * kTile + t[1] + y) * kTile + t[2] + z], v);
+          else
+            atomicAdd(&rho[m.index(m.wrap(c[0] + x), m.wrap(c[1] + y), m.wrap(c[2] + z))], v);
+        }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && block_strays > 0) atomicAdd(strays, static_cast<unsigned long long>(block_strays));
+  for (int t = threadIdx.x; t < kNodes; t += blockDim.x) {
+    const Real v = tile[t];
+    if (v == Real(0)) continue;
+    const int x = t / (kTile * kTile), y = (t / kTile) % kTile, z = t % kTile;
+    atomicAdd(&rho[m.index(m.wrap(lo[0] + x), m.wrap(lo[1] + y), m.wrap(lo[2] + z))], v);
+  }
+}
+
+// Minus the gradient of the potential (`phi`, in the view's array) for the mesh's n^3 cells, a
+// cell's components side by side. A thread a cell along z: i = blockIdx.z, j = blockIdx.y.
+template <int Order, class Real>
+__global__ void gradient_kernel(MeshView m, const Real* phi, Field<Real>* out) {
+  const int n = m.n, k = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y, i = blockIdx.z;
+  if (k >= n) return;
+  const int reach = Order / 2, lo = m.periodic ? 0 : reach, hi = m.periodic ? n : n - reach;
+  const bool inside = i >= lo && i < hi && j >= lo && j < hi && k >= lo && k < hi;
+  auto at = [&](int a, int b, int e) { return static_cast<double>(phi[m.index(m.wrap(a), m.wrap(b), m.wrap(e))]); };
+  Field<Real> f;
+  for (int d = 0; d < 3; ++d) f.a[d] = inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, m.h)) : Real(0);
+  out[(static_cast<std::size_t>(i) * n + j) * n + k] = f;
+}
+
+// The mesh's n^3 cells of the view's array into a plain n^3 array (to = nullptr) or into one
+// component of the fields (the force kernels' solves).
+template <class Real>
+__global__ void cells_kernel(MeshView m, const Real* from, Real* to, Field<Real>* fields, int component) {
+  const int n = m.n, k = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y, i = blockIdx.z;
+  if (k >= n) return;
+  const std::size_t c = (static_cast<std::size_t>(i) * n + j) * n + k;
+  const Real v = from[m.index(i, j, k)];
+  if (to)
+    to[c] = v;
+  else
+    fields[c].a[component] = v;
 }
 
 // Potential: the spectrum times the (real) multiplier; force kernels: times i g (imaginary).
@@ -138,26 +304,11 @@ __global__ void multiply_kernel(Complex* spectrum, const Complex* source, const 
   }
 }
 
-template <int Order, class Real>
-__global__ void gradient_kernel(MeshView m, const Real* phi, Real* ax, Real* ay, Real* az) {
-  const long c = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
-  const int n = m.n;
-  if (c >= static_cast<long>(n) * n * n) return;
-  const int i = static_cast<int>(c / (static_cast<long>(n) * n)), j = static_cast<int>((c / n) % n),
-            k = static_cast<int>(c % n);
-  const int reach = Order / 2, lo = m.periodic ? 0 : reach, hi = m.periodic ? n : n - reach;
-  const bool inside = i >= lo && i < hi && j >= lo && j < hi && k >= lo && k < hi;
-  auto at = [&](int a, int b, int e) { return static_cast<double>(phi[m.index(m.wrap(a), m.wrap(b), m.wrap(e))]); };
-  Real* out[3] = {ax, ay, az};
-  for (int d = 0; d < 3; ++d)
-    out[d][c] = inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, m.h)) : Real(0);
-}
-
-// The accelerations (and with `phi` the potential) at particle i from the mesh fields, with its
-// assignment stencil; zero for a particle off the mesh.
+// The accelerations at particle i from the mesh's fields and, with `phi` (addressed by `pm`), the
+// potential, with its assignment stencil; zero for a particle off the mesh.
 template <Assignment A, class Real>
-__device__ void gather_at(const MeshView& m, const Particles<Real>& p, long i, const Real* ax, const Real* ay,
-                          const Real* az, const Real* phi, Real a[3], Real& u) {
+__device__ void gather_at(const MeshView& m, const Particles<Real>& p, long i, const Field<Real>* fields,
+                          const MeshView& pm, const Real* phi, Real a[3], Real& u) {
   constexpr int W = stencil_width(A);
   a[0] = a[1] = a[2] = u = 0;
   if (p.status[i] != 0) return;
@@ -168,21 +319,22 @@ __device__ void gather_at(const MeshView& m, const Particles<Real>& p, long i, c
     for (int y = 0; y < W; ++y)
       for (int z = 0; z < W; ++z) {
         const Real wxyz = w[0][x] * w[1][y] * w[2][z];
-        const std::size_t cell = m.index(m.wrap(c[0] + x), m.wrap(c[1] + y), m.wrap(c[2] + z));
-        a[0] += wxyz * ax[cell];
-        a[1] += wxyz * ay[cell];
-        a[2] += wxyz * az[cell];
-        if (phi) u += wxyz * phi[cell];
+        const int cx = m.wrap(c[0] + x), cy = m.wrap(c[1] + y), cz = m.wrap(c[2] + z);
+        const Field<Real> f = fields[m.index(cx, cy, cz)];
+        a[0] += wxyz * f.a[0];
+        a[1] += wxyz * f.a[1];
+        a[2] += wxyz * f.a[2];
+        if (phi) u += wxyz * phi[pm.index(cx, cy, cz)];
       }
 }
 
 template <Assignment A, class Real>
-__global__ void gather_kernel(MeshView m, Particles<Real> p, const Real* ax, const Real* ay, const Real* az,
-                              const Real* phi, Real* acc, Real* pot) {
+__global__ void gather_kernel(MeshView m, Particles<Real> p, const Field<Real>* fields, MeshView pm, const Real* phi,
+                              Real* acc, Real* pot) {
   const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
   if (i >= p.count) return;
   Real a[3], u;
-  gather_at<A>(m, p, i, ax, ay, az, pot ? phi : nullptr, a, u);
+  gather_at<A>(m, p, i, fields, pm, pot ? phi : nullptr, a, u);
   for (int d = 0; d < 3; ++d) acc[d * p.count + i] = a[d];
   if (pot) pot[i] = u;
 }
@@ -193,13 +345,13 @@ __global__ void gather_kernel(MeshView m, Particles<Real> p, const Real* ax, con
 // opening half kick and its drift, with the periodic wrap. One pass over the particles a step
 // instead of three (gather, kick and drift, kick).
 template <Assignment A, class Real>
-__global__ void gather_kick_drift_kernel(MeshView m, Particles<Real> p, const Real* ax, const Real* ay, const Real* az,
-                                         Real* x0, Real* x1, Real* x2, Real* v0, Real* v1, Real* v2, bool kick_owed,
-                                         Real owed, bool open, Real half, Real full, double box) {
+__global__ void gather_kick_drift_kernel(MeshView m, Particles<Real> p, const Field<Real>* fields, Real* x0, Real* x1,
+                                         Real* x2, Real* v0, Real* v1, Real* v2, bool kick_owed, Real owed, bool open,
+                                         Real half, Real full, double box) {
   const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
   if (i >= p.count) return;
   Real a[3], u;
-  gather_at<A>(m, p, i, ax, ay, az, static_cast<const Real*>(nullptr), a, u);
+  gather_at<A>(m, p, i, fields, m, static_cast<const Real*>(nullptr), a, u);
   Real* x[3] = {x0, x1, x2};
   Real* v[3] = {v0, v1, v2};
   for (int d = 0; d < 3; ++d) {
@@ -218,9 +370,53 @@ __global__ void gather_kick_drift_kernel(MeshView m, Particles<Real> p, const Re
 
 unsigned blocks(long n, int threads = 256) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
+// A launch over a mesh's n^3 cells, a thread a cell along z (gradient_kernel, cells_kernel).
+struct CellLaunch {
+  dim3 grid, block;
+  explicit CellLaunch(int n) : block(std::min(n, 256)) { grid = dim3((n + block.x - 1) / block.x, n, n); }
+};
+
+// The device's phases timed by CUDA events recorded on the stream: each lap() attributes the time
+// since the previous event to a phase; settle() waits for the last one and sums the laps.
+class PhaseClock {
+ public:
+  enum Phase { sort, assign, solve, gradient, particles, count };
+  ~PhaseClock() {
+    for (cudaEvent_t e : pool_) cudaEventDestroy(e);
+  }
+  void start() { record(count); }
+  void lap(Phase phase) { record(phase); }
+  // Seconds per phase since start(), summed over laps; waits for the device.
+  std::vector<double> settle() {
+    std::vector<double> seconds(count + 1, 0.0);
+    if (used_ == 0) return seconds;
+    check(cudaEventSynchronize(pool_[used_ - 1]), "event");
+    for (int k = 1; k < used_; ++k) {
+      if (phases_[k] == count) continue;
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, pool_[k - 1], pool_[k]), "event time");
+      seconds[phases_[k]] += 1e-3 * ms;
+    }
+    used_ = 0;
+    phases_.clear();
+    return seconds;
+  }
+
+ private:
+  void record(int phase) {
+    if (used_ == static_cast<int>(pool_.size())) {
+      cudaEvent_t e;
+      check(cudaEventCreate(&e), "event");
+      pool_.push_back(e);
+    }
+    check(cudaEventRecord(pool_[used_]), "event");
+    phases_.push_back(phase);
+    ++used_;
+  }
+  std::vector<cudaEvent_t> pool_;
+  std::vector<int> phases_;
+  int used_ = 0;
+};
 
 template <class Real>
 class CudaMeshForces final : public MeshForces<Real> {
@@ -242,37 +438,58 @@ class CudaMeshForces final : public MeshForces<Real> {
     cells_ = static_cast<std::size_t>(n_) * n_ * n_;
     fft_real_ = static_cast<std::size_t>(m_) * m_ * m_;
     fft_complex_ = static_cast<std::size_t>(m_) * m_ * (m_ / 2 + 1);
-    rho_.resize(cells_);
-    phi_.resize(cells_);
-    for (auto& a : acc_) a.resize(cells_);
+    fields_.resize(cells_);
     work_.resize(fft_real_);
     spectrum_.resize(fft_complex_);
     upload(green_, green_multiplier(s_));
     if (s_.difference_order == 0) {
       rho_hat_.resize(fft_complex_);
+      phi_.resize(cells_);
       const auto g = force_kernel_multipliers(s_);
       for (int d = 0; d < 3; ++d) upload(force_green_[d], g[d]);
     }
     check(cufftPlan3d(&forward_, m_, m_, m_, C::kForward), "plan");
     check(cufftPlan3d(&backward_, m_, m_, m_, C::kBackward), "plan");
     const UsableRegion region = usable_region(s_);
-    view_ = MeshView{
-        n_,           s_.cell(),   {s_.origin[0], s_.origin[1], s_.origin[2]}, s_.boundary == Boundary::periodic,
-        region.lower, region.upper};
+    mesh_ = MeshView{n_,
+                     n_,
+                     s_.cell(),
+                     1.0 / s_.cell(),
+                     {s_.origin[0], s_.origin[1], s_.origin[2]},
+                     s_.boundary == Boundary::periodic,
+                     region.lower,
+                     region.upper};
+    fft_ = mesh_;
+    fft_.side = m_;
+    bricks_ = n_ / kBrick;
+    bins_ = static_cast<unsigned>(bricks_) * bricks_ * bricks_;
+    const char* bricks = std::getenv("SWARMFIT_PM_BRICKS");  // measurement switch (bench/RESULTS.md)
+    use_bricks_ = !(bricks && std::string(bricks) == "0");
+    check(cudaMalloc(&strays_, sizeof(unsigned long long)), "cudaMalloc");
+    check(cudaMallocHost(&host_strays_, sizeof(unsigned long long)), "cudaMallocHost");
+    *host_strays_ = 0;
   }
   ~CudaMeshForces() override {
     cufftDestroy(forward_);
     cufftDestroy(backward_);
+    cudaFree(strays_);
+    cudaFreeHost(host_strays_);
   }
   std::string name() const override { return "cuda"; }
 
   void accelerations(ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) override {
     const long np = p.size();
     settle();  // (a resident run's velocities completed before its positions are replaced)
+    unsort();  // (and put back in the host's order)
     auto t = std::chrono::steady_clock::now();
     upload_particles(p);
     const double uploads = seconds_since(t);
-    compute(potential != nullptr);
+    clock_.start();
+    mesh_forces();
+    gather(potential != nullptr);
+    const std::vector<double> laps = clock_.settle();
+    record(laps);
+    this->timings_.interpolate = laps[PhaseClock::particles];
     t = std::chrono::steady_clock::now();
     if (acc) {
       acc->resize(3 * static_cast<std::size_t>(np));
@@ -297,25 +514,31 @@ class CudaMeshForces final : public MeshForces<Real> {
     mesh_ready_ = owed_ = false;
   }
   // Kick-drift-kick with the closing half kick deferred to the next step's pass (or to settle()):
-  // the mesh's fields at the new positions stay on the device until then.
+  // the mesh's fields at the new positions stay on the device until then. The host waits once.
   void kdk(double dt) override {
     const Real half = static_cast<Real>(0.5 * dt), full = static_cast<Real>(dt);
-    this->kdk_force_seconds = this->kdk_update_seconds = 0;
-    auto timed_forces = [&] {
-      const auto t = std::chrono::steady_clock::now();
+    clock_.start();
+    if (!mesh_ready_) {
+      sort_when_due();
       mesh_forces();
-      this->kdk_force_seconds += seconds_since(t);
-    };
-    if (!mesh_ready_) timed_forces();
-    const auto t = std::chrono::steady_clock::now();
+    }
     pass(owed_, owed_half_, true, half, full);
-    this->kdk_update_seconds += seconds_since(t);
-    timed_forces();
+    sort_when_due();
+    mesh_forces();
+    ++since_sort_;
+    const std::vector<double> laps = clock_.settle();
+    strays_last_ = sorted_ ? *host_strays_ : 0;  // (copied behind the deposit; the settle waited for it)
+    record(laps);
+    this->timings_.sort = laps[PhaseClock::sort];
+    this->kdk_force_seconds =
+        laps[PhaseClock::sort] + laps[PhaseClock::assign] + laps[PhaseClock::solve] + laps[PhaseClock::gradient];
+    this->kdk_update_seconds = laps[PhaseClock::particles];
     mesh_ready_ = owed_ = true;
     owed_half_ = half;
   }
   void store(ParticleSet<Real>& p) override {
     settle();
+    unsort();
     for (int d = 0; d < 3; ++d) {
       check(cudaMemcpy(p.x[d].data(), x_[d].ptr, count_ * sizeof(Real), cudaMemcpyDeviceToHost), "download");
       check(cudaMemcpy(p.v[d].data(), v_[d].ptr, count_ * sizeof(Real), cudaMemcpyDeviceToHost), "download");
@@ -323,10 +546,35 @@ class CudaMeshForces final : public MeshForces<Real> {
     check(cudaMemcpy(p.status.data(), status_.ptr, count_ * sizeof(int), cudaMemcpyDeviceToHost), "download");
   }
 
-  std::vector<double> density() const override { return download(rho_); }
-  std::vector<double> potential() const override { return download(phi_); }
+  // The density of the last solve: deposited again from the same positions (the device's have not
+  // moved since), into a mesh of its own.
+  std::vector<double> density() const override {
+    rho_.resize(cells_);
+    check(cudaMemset(rho_.ptr, 0, cells_ * sizeof(Real)), "memset");
+    if (count_ > 0) deposit(mesh_, rho_.ptr);
+    return download(rho_);
+  }
+  // The potential of the last solve: still in the FFT buffer (or, with force kernels, in phi_).
+  std::vector<double> potential() const override {
+    const Real* from = s_.difference_order == 0 ? phi_.ptr : work_.ptr;
+    const MeshView& view = s_.difference_order == 0 ? mesh_ : fft_;
+    rho_.resize(cells_);
+    const CellLaunch cells(n_);
+    cells_kernel<<<cells.grid, cells.block>>>(view, from, rho_.ptr, static_cast<Field<Real>*>(nullptr), 0);
+    launched("potential");
+    return download(rho_);
+  }
 
  private:
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+  void record(const std::vector<double>& laps) {
+    this->timings_.assign = laps[PhaseClock::assign];
+    this->timings_.solve = laps[PhaseClock::solve];
+    this->timings_.gradient = laps[PhaseClock::gradient];
+  }
+
   void upload_particles(const ParticleSet<Real>& p) {
     count_ = p.size();
     for (int d = 0; d < 3; ++d) {
@@ -339,93 +587,21 @@ class CudaMeshForces final : public MeshForces<Real> {
     check(cudaMemcpy(status_.ptr, p.status.data(), count_ * sizeof(int), cudaMemcpyHostToDevice), "upload");
     out_.resize(3 * count_);
     pot_.resize(count_);
+    permuted_ = sorted_ = false;  // (the host's order)
   }
 
   Particles<Real> particles() const { return {{x_[0].ptr, x_[1].ptr, x_[2].ptr}, mass_.ptr, status_.ptr, count_}; }
 
-  // The particles' pass of a resident step (gather_kick_drift_kernel).
-  void pass(bool kick_owed, Real owed, bool open, Real half, Real full) {
+  // The particles' masses added to `mesh` (addressed by `view`).
+  void deposit(const MeshView& view, Real* mesh) const {
     const long np = count_;
     const Particles<Real> parts = particles();
-    const Real *ax = acc_[0].ptr, *ay = acc_[1].ptr, *az = acc_[2].ptr;
-    Real *x0 = x_[0].ptr, *x1 = x_[1].ptr, *x2 = x_[2].ptr, *v0 = v_[0].ptr, *v1 = v_[1].ptr, *v2 = v_[2].ptr;
     switch (s_.assignment) {
-      case Assignment::ngp:
-        gather_kick_drift_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, ax, ay, az, x0, x1, x2, v0, v1, v2,
-                                                                       kick_owed, owed, open, half, full, s_.box);
-        break;
-      case Assignment::cic:
-        gather_kick_drift_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, ax, ay, az, x0, x1, x2, v0, v1, v2,
-                                                                       kick_owed, owed, open, half, full, s_.box);
-        break;
-      case Assignment::tsc:
-        gather_kick_drift_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, ax, ay, az, x0, x1, x2, v0, v1, v2,
-                                                                       kick_owed, owed, open, half, full, s_.box);
-        break;
+      case Assignment::ngp: deposit_kernel<Assignment::ngp><<<blocks(np), 256>>>(view, parts, mesh); break;
+      case Assignment::cic: deposit_kernel<Assignment::cic><<<blocks(np), 256>>>(view, parts, mesh); break;
+      case Assignment::tsc: deposit_kernel<Assignment::tsc><<<blocks(np), 256>>>(view, parts, mesh); break;
     }
-    check(cudaDeviceSynchronize(), "gather, kick and drift");
-  }
-  // Completes a deferred half kick: the velocities then belong to the positions.
-  void settle() {
-    if (!owed_) return;
-    pass(true, owed_half_, false, Real(0), Real(0));
-    owed_ = false;
-  }
-
-  // The device pipeline on the device's particles: the mesh's fields, then the interpolation into
-  // out_ (and pot_), each phase timed.
-  void compute(bool with_potential) {
-    mesh_forces();
-    const long np = count_;
-    const Particles<Real> parts = particles();
-    const auto t = std::chrono::steady_clock::now();
-    Real* pot = with_potential ? pot_.ptr : nullptr;
-    const Real *ax = acc_[0].ptr, *ay = acc_[1].ptr, *az = acc_[2].ptr;
-    switch (s_.assignment) {
-      case Assignment::ngp:
-        gather_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
-        break;
-      case Assignment::cic:
-        gather_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
-        break;
-      case Assignment::tsc:
-        gather_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, ax, ay, az, phi_.ptr, out_.ptr, pot);
-        break;
-    }
-    check(cudaDeviceSynchronize(), "gather");
-    this->timings_.interpolate = seconds_since(t);
-  }
-
-  // Assignment, solve and gradient: the mesh's acceleration fields at the device's positions.
-  void mesh_forces() {
-    const long np = count_;
-    const Particles<Real> parts = particles();
-    auto t = std::chrono::steady_clock::now();
-    check(cudaMemset(rho_.ptr, 0, cells_ * sizeof(Real)), "memset");
-    switch (s_.assignment) {
-      case Assignment::ngp: deposit_kernel<Assignment::ngp><<<blocks(np), 256>>>(view_, parts, rho_.ptr); break;
-      case Assignment::cic: deposit_kernel<Assignment::cic><<<blocks(np), 256>>>(view_, parts, rho_.ptr); break;
-      case Assignment::tsc: deposit_kernel<Assignment::tsc><<<blocks(np), 256>>>(view_, parts, rho_.ptr); break;
-    }
-    check(cudaDeviceSynchronize(), "deposit");
-    this->timings_.assign = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    solve();
-    check(cudaDeviceSynchronize(), "solve");
-    this->timings_.solve = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-    if (s_.difference_order == 2)
-      gradient_kernel<2><<<blocks(cells_), 256>>>(view_, phi_.ptr, acc_[0].ptr, acc_[1].ptr, acc_[2].ptr);
-    else if (s_.difference_order == 4)
-      gradient_kernel<4><<<blocks(cells_), 256>>>(view_, phi_.ptr, acc_[0].ptr, acc_[1].ptr, acc_[2].ptr);
-    check(cudaDeviceSynchronize(), "gradient");
-    this->timings_.gradient = seconds_since(t);
-  }
-
-  void upload(Buffer<Real>& to, const std::vector<double>& from) {
-    std::vector<Real> v(from.begin(), from.end());
-    to.resize(v.size());
-    check(cudaMemcpy(to.ptr, v.data(), v.size() * sizeof(Real), cudaMemcpyHostToDevice), "upload");
+    launched("deposit");
   }
   std::vector<double> download(const Buffer<Real>& from) const {
     std::vector<Real> v(cells_);
@@ -433,50 +609,202 @@ class CudaMeshForces final : public MeshForces<Real> {
     return std::vector<double>(v.begin(), v.end());
   }
 
-  // The mesh's density into the FFT mesh, forward, times the multiplier, backward, and the
-  // potential (and, with force kernels, each acceleration component) out of its octant.
-  void solve() {
-    // (The density is copied: cuFFT does not promise to leave an R2C's input as it was, and the
-    // snapshots read it. The potential is transformed back into place when periodic.)
-    if (m_ == n_) {
-      check(cudaMemcpy(work_.ptr, rho_.ptr, cells_ * sizeof(Real), cudaMemcpyDeviceToDevice), "copy");
-    } else {
-      check(cudaMemset(work_.ptr, 0, fft_real_ * sizeof(Real)), "memset");
-      octant_kernel<<<blocks(cells_), 256>>>(rho_.ptr, n_, work_.ptr, m_, true);
+  // The particles ordered by brick (a stable radix sort of their bricks' indices), every array
+  // permuted alike; perm_ keeps each slot's place in the host's order.
+  void sort_when_due() {
+    const bool dense = 2 * static_cast<double>(count_) >= static_cast<double>(cells_);
+    const bool due = !sorted_ || since_sort_ >= kMaxSortInterval ||
+                     strays_last_ * kStrayShare > static_cast<unsigned long long>(count_);
+    if (use_bricks_ && dense && count_ > 0 && count_ < (1L << 31) && due) {
+      const long np = count_;
+      for (auto* b : {&key_[0], &key_[1], &index_[0], &index_[1], &perm_}) b->resize(np);
+      start_.resize(bins_ + 1);
+      if (!permuted_) identity_kernel<<<blocks(np), 256>>>(perm_.ptr, np);
+      brick_key_kernel<<<blocks(np), 256>>>(mesh_, particles(), bricks_, key_[0].ptr, index_[0].ptr);
+      launched("brick keys");
+      int bits = 0;
+      while (bits < 32 && (1ull << bits) <= bins_) ++bits;
+      std::size_t bytes = 0;
+      check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key_[0].ptr, key_[1].ptr, index_[0].ptr, index_[1].ptr, np,
+                                            0, bits),
+            "sort");
+      sort_temp_.resize(bytes);
+      check(cub::DeviceRadixSort::SortPairs(sort_temp_.ptr, bytes, key_[0].ptr, key_[1].ptr, index_[0].ptr,
+                                            index_[1].ptr, np, 0, bits),
+            "sort");
+      brick_start_kernel<<<blocks(bins_ + 1), 256>>>(key_[1].ptr, np, bins_, start_.ptr);
+      launched("brick starts");
+      reorder(index_[1].ptr, false);
+      sorted_ = permuted_ = true;
+      since_sort_ = 0;
+      strays_last_ = 0;
     }
+    clock_.lap(PhaseClock::sort);
+  }
+  // The device's particles back in the host's order.
+  void unsort() {
+    if (!permuted_) return;
+    reorder(perm_.ptr, true);
+    permuted_ = sorted_ = false;
+  }
+  // Every particle array permuted by `index` (gathered, or scattered back); and perm_ with them.
+  void reorder(const unsigned* index, bool scatter) {
+    for (int d = 0; d < 3; ++d) {
+      permute(x_[d], real_scratch_, index, scatter);
+      if (v_[d].size >= static_cast<std::size_t>(count_)) permute(v_[d], real_scratch_, index, scatter);
+    }
+    permute(mass_, real_scratch_, index, scatter);
+    permute(status_, int_scratch_, index, scatter);
+    if (!scatter) permute(perm_, key_[0], index, false);  // (key_[0] is free after the sort)
+  }
+  template <class T>
+  void permute(Buffer<T>& a, Buffer<T>& scratch, const unsigned* index, bool scatter) {
+    scratch.resize(count_);
+    permute_kernel<<<blocks(count_), 256>>>(a.ptr, scratch.ptr, index, count_, scatter);
+    launched("permute");
+    swap_buffers(a, scratch);
+  }
+  // (the strays counted into strays_ and copied to the host behind the deposit)
+  void brick_deposit(const MeshView& view, Real* mesh) {
+    check(cudaMemsetAsync(strays_, 0, sizeof(unsigned long long)), "memset");
+    const Particles<Real> parts = particles();
+    switch (s_.assignment) {
+      case Assignment::ngp:
+        brick_deposit_kernel<Assignment::ngp><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_);
+        break;
+      case Assignment::cic:
+        brick_deposit_kernel<Assignment::cic><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_);
+        break;
+      case Assignment::tsc:
+        brick_deposit_kernel<Assignment::tsc><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_);
+        break;
+    }
+    launched("brick deposit");
+    check(cudaMemcpyAsync(host_strays_, strays_, sizeof(unsigned long long), cudaMemcpyDeviceToHost), "strays");
+  }
+
+  // The particles' pass of a resident step (gather_kick_drift_kernel).
+  void pass(bool kick_owed, Real owed, bool open, Real half, Real full) {
+    const long np = count_;
+    const Particles<Real> parts = particles();
+    const Field<Real>* f = fields_.ptr;
+    Real *x0 = x_[0].ptr, *x1 = x_[1].ptr, *x2 = x_[2].ptr, *v0 = v_[0].ptr, *v1 = v_[1].ptr, *v2 = v_[2].ptr;
+    switch (s_.assignment) {
+      case Assignment::ngp:
+        gather_kick_drift_kernel<Assignment::ngp>
+            <<<blocks(np), 256>>>(mesh_, parts, f, x0, x1, x2, v0, v1, v2, kick_owed, owed, open, half, full, s_.box);
+        break;
+      case Assignment::cic:
+        gather_kick_drift_kernel<Assignment::cic>
+            <<<blocks(np), 256>>>(mesh_, parts, f, x0, x1, x2, v0, v1, v2, kick_owed, owed, open, half, full, s_.box);
+        break;
+      case Assignment::tsc:
+        gather_kick_drift_kernel<Assignment::tsc>
+            <<<blocks(np), 256>>>(mesh_, parts, f, x0, x1, x2, v0, v1, v2, kick_owed, owed, open, half, full, s_.box);
+        break;
+    }
+    launched("gather, kick and drift");
+    clock_.lap(PhaseClock::particles);
+  }
+  // Completes a deferred half kick: the velocities then belong to the positions.
+  void settle() {
+    if (!owed_) return;
+    clock_.start();
+    pass(true, owed_half_, false, Real(0), Real(0));
+    clock_.settle();
+    owed_ = false;
+  }
+
+  // The interpolation into out_ (and pot_).
+  void gather(bool with_potential) {
+    const long np = count_;
+    const Particles<Real> parts = particles();
+    Real* pot = with_potential ? pot_.ptr : nullptr;
+    const Real* phi = s_.difference_order == 0 ? phi_.ptr : work_.ptr;
+    const MeshView pm = s_.difference_order == 0 ? mesh_ : fft_;
+    switch (s_.assignment) {
+      case Assignment::ngp:
+        gather_kernel<Assignment::ngp><<<blocks(np), 256>>>(mesh_, parts, fields_.ptr, pm, phi, out_.ptr, pot);
+        break;
+      case Assignment::cic:
+        gather_kernel<Assignment::cic><<<blocks(np), 256>>>(mesh_, parts, fields_.ptr, pm, phi, out_.ptr, pot);
+        break;
+      case Assignment::tsc:
+        gather_kernel<Assignment::tsc><<<blocks(np), 256>>>(mesh_, parts, fields_.ptr, pm, phi, out_.ptr, pot);
+        break;
+    }
+    launched("gather");
+    clock_.lap(PhaseClock::particles);
+  }
+
+  // Assignment (into the FFT's input), solve and gradient: the mesh's fields at the device's
+  // positions, queued on the device.
+  void mesh_forces() {
+    check(cudaMemsetAsync(work_.ptr, 0, fft_real_ * sizeof(Real)), "memset");
+    if (sorted_)
+      brick_deposit(fft_, work_.ptr);
+    else
+      deposit(fft_, work_.ptr);
+    clock_.lap(PhaseClock::assign);
+    solve();
+    clock_.lap(PhaseClock::solve);
+    const CellLaunch cells(n_);
+    if (s_.difference_order == 2)
+      gradient_kernel<2><<<cells.grid, cells.block>>>(fft_, work_.ptr, fields_.ptr);
+    else if (s_.difference_order == 4)
+      gradient_kernel<4><<<cells.grid, cells.block>>>(fft_, work_.ptr, fields_.ptr);
+    launched("gradient");
+    clock_.lap(PhaseClock::gradient);
+  }
+
+  void upload(Buffer<Real>& to, const std::vector<double>& from) {
+    std::vector<Real> v(from.begin(), from.end());
+    to.resize(v.size());
+    check(cudaMemcpy(to.ptr, v.data(), v.size() * sizeof(Real), cudaMemcpyHostToDevice), "upload");
+  }
+
+  // The density in work_ forward, times the multiplier, back into work_: the potential (and, with
+  // force kernels, each acceleration component, copied into the fields, the potential into phi_).
+  void solve() {
     check(C::forward(forward_, work_.ptr, spectrum_.ptr), "forward");
     const Complex* source = spectrum_.ptr;
     if (s_.difference_order == 0) {
-      check(cudaMemcpy(rho_hat_.ptr, spectrum_.ptr, fft_complex_ * sizeof(Complex), cudaMemcpyDeviceToDevice), "copy");
+      check(cudaMemcpyAsync(rho_hat_.ptr, spectrum_.ptr, fft_complex_ * sizeof(Complex), cudaMemcpyDeviceToDevice),
+            "copy");
       source = rho_hat_.ptr;
     }
     multiply_kernel<<<blocks(fft_complex_), 256>>>(spectrum_.ptr, source, green_.ptr, fft_complex_, false);
-    if (m_ == n_) {
-      check(C::backward(backward_, spectrum_.ptr, phi_.ptr), "backward");
-    } else {
-      check(C::backward(backward_, spectrum_.ptr, work_.ptr), "backward");
-      unpad(phi_);
-    }
+    launched("multiply");
+    check(C::backward(backward_, spectrum_.ptr, work_.ptr), "backward");
     if (s_.difference_order != 0) return;
+    const CellLaunch cells(n_);
+    cells_kernel<<<cells.grid, cells.block>>>(fft_, work_.ptr, phi_.ptr, fields_.ptr, 0);
     for (int d = 0; d < 3; ++d) {
       multiply_kernel<<<blocks(fft_complex_), 256>>>(spectrum_.ptr, rho_hat_.ptr, force_green_[d].ptr, fft_complex_,
                                                      true);
       check(C::backward(backward_, spectrum_.ptr, work_.ptr), "backward");
-      unpad(acc_[d]);
+      cells_kernel<<<cells.grid, cells.block>>>(fft_, work_.ptr, static_cast<Real*>(nullptr), fields_.ptr, d);
     }
-  }
-  void unpad(Buffer<Real>& to) {
-    if (m_ == n_)
-      check(cudaMemcpy(to.ptr, work_.ptr, cells_ * sizeof(Real), cudaMemcpyDeviceToDevice), "copy");
-    else
-      octant_kernel<<<blocks(cells_), 256>>>(to.ptr, n_, work_.ptr, m_, false);
+    launched("force kernels");
   }
 
   PmSettings s_;
   int n_ = 0, m_ = 0;
   std::size_t cells_ = 0, fft_real_ = 0, fft_complex_ = 0;
-  MeshView view_{};
-  Buffer<Real> rho_, phi_, acc_[3], work_, green_, force_green_[3], x_[3], v_[3], mass_, out_, pot_;
+  MeshView mesh_{}, fft_{};  // the mesh's own n^3 arrays; the FFT's (m^3) input and output
+  // Bricks: bricks_^3 = bins_ of them; the particles sorted by brick (sorted_) since since_sort_
+  // steps, their slots' places in the host's order in perm_ (permuted_: not the identity).
+  int bricks_ = 0, since_sort_ = 0;
+  unsigned bins_ = 0;
+  unsigned long long *strays_ = nullptr, *host_strays_ = nullptr, strays_last_ = 0;
+  bool use_bricks_ = true, sorted_ = false, permuted_ = false;
+  Buffer<unsigned> key_[2], index_[2], start_, perm_;
+  Buffer<char> sort_temp_;
+  Buffer<Real> real_scratch_;
+  Buffer<int> int_scratch_;
+  Buffer<Real> work_, phi_, green_, force_green_[3], x_[3], v_[3], mass_, out_, pot_;
+  mutable Buffer<Real> rho_;
+  Buffer<Field<Real>> fields_;
   long count_ = 0;
   // The mesh's acceleration fields belong to the device's positions; the velocities owe the last
   // step's closing half kick of owed_half_ (kdk defers it to the next pass).
@@ -485,6 +813,7 @@ class CudaMeshForces final : public MeshForces<Real> {
   Buffer<int> status_;
   Buffer<Complex> spectrum_, rho_hat_;
   cufftHandle forward_ = 0, backward_ = 0;
+  PhaseClock clock_;
 };
 
 }  // namespace

@@ -86,9 +86,12 @@ SWARMFIT_HD double minus_gradient(const At& at, int i, int j, int k, int d, doub
   }
 }
 
-// A coordinate of a periodic box [lower, lower + box) brought back into it.
+// A coordinate of a periodic box [lower, lower + box) brought back into it. (The division only for
+// a coordinate outside: a step moves few particles across the box's faces, and the quotient of
+// one inside is 0 anyway.)
 SWARMFIT_HD double periodic_wrap(double x, double lower, double box) {
   double u = x - lower;
+  if (u >= 0 && u < box) return lower + u;
   u -= box * std::floor(u / box);
   if (u >= box) u = 0;  // rounding at the upper edge
   return lower + u;
