@@ -197,6 +197,9 @@ long read_long_attribute(hid_t where, const std::string& name) {
   // by tests/fuzz/fuzz_run_file).
   Handle space(H5Aget_space(attr), name);
   if (H5Sget_simple_extent_npoints(space) != 1) throw std::runtime_error("attribute '" + name + "' is not one integer");
+  // Stored as an integer: HDF5 would convert 1.5 to 1 without a word.
+  Handle type(H5Aget_type(attr), name);
+  if (H5Tget_class(type) != H5T_INTEGER) throw std::runtime_error("attribute '" + name + "' is not one integer");
   long value = 0;
   check(H5Aread(attr, H5T_NATIVE_LONG, &value), name);
   return value;

@@ -974,7 +974,8 @@ TEST_F(FitCli, DeGammaReachesTheSamplerAndTheRunFile) {
 // uninterrupted one, bitwise (the run file keeps the metric averaged over the burn-in, frozen
 // after it, the adapted step and, with gradient_steps = 0, the adapted trajectory length; a stop
 // inside the burn-in: Demcmc.GradientMovesRestoreContinuesExactly), and a resume with halves is
-// refused, as are run files whose metric has a level too many or whose gradient_whole is not 0 or 1.
+// refused, as are run files whose metric has a level too many or whose gradient_whole is not 0 or 1
+// (or not an integer).
 TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
   const std::string source = SWARMFIT_SOURCE_DIR;
   for (const std::string steps : {"2", "0"}) {
@@ -1009,6 +1010,7 @@ TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
                                     "m = f['state/gradient_metric'][()]\ndel f['state/gradient_metric']\n"
                                     "f['state/gradient_metric'] = np.concatenate([m, m])");
     const std::string flag = edit("in_flag.h5", "f.attrs['gradient_whole'] = np.int64(2)");
+    const std::string fraction = edit("in_fraction.h5", "f.attrs['gradient_whole'] = 1.5");  // (not read as 1)
     const std::string negative = edit("in_negative.h5", "f['state/gradient_metric'][0, 0, 0] = -1.0");
     // A 2 GB dataset declared in a few kB (chunked, unwritten): refused from its shape, never read.
     const std::string huge = edit("in_huge.h5",
@@ -1021,6 +1023,7 @@ TEST_F(FitCli, WholePopulationGradientRunsResumeBitwise) {
     expect_refused(run(fit + " generations=24 --resume output=" + asymmetric), "not a symmetric positive-definite");
     expect_refused(run(fit + " generations=24 --resume output=" + levels), "has 2 levels for 1 temperature(s)");
     expect_refused(run(fit + " generations=24 --resume output=" + flag), "gradient_whole is not 0 or 1");
+    expect_refused(run(fit + " generations=24 --resume output=" + fraction), "'gradient_whole' is not one integer");
   }
 }
 
