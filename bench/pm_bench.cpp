@@ -7,7 +7,8 @@
 // of REPS (default 5) force evaluations with each phase's share (the uploads and downloads of the
 // GPU backend included in the total), and the fastest of REPS kick-drift-kick steps of the engine
 // (on the GPU with the particles kept there), its mesh forces and particle updates, and the mean
-// of the REPS steps (with the GPU's sorts by brick every 16 steps: REPS of 16 or more).
+// of the REPS steps (with any sort by brick the GPU makes once its particles stray from their
+// bricks; the first step's sort is printed on its own).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

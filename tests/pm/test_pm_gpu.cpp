@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 
@@ -98,6 +99,7 @@ TEST(PmGpu, ResidentStepsFollowTheCpu) {
       cpu.step(0.02);
       gpu.step(0.02);
     }
+    EXPECT_GE(gpu.forces().timings().brick_sorts, 1);  // (20000 particles: half a particle a cell or more)
     double worst = 0;
     for (int d = 0; d < 3; ++d)
       for (long i = 0; i < p.size(); ++i)
@@ -109,9 +111,10 @@ TEST(PmGpu, ResidentStepsFollowTheCpu) {
   }
 }
 
-// The GPU writes the masses straight into the FFT's input and keeps the potential interleaved with
-// the accelerations; the density and potential it reports for snapshots are still the CPU's, after
-// a solve and after resident steps (the density deposited again from the device's positions).
+// The GPU writes the masses straight into the FFT's input and keeps the potential in the FFT's
+// buffer; the density and potential it reports for snapshots are still the CPU's, after a solve and
+// after resident steps (the density deposited again from the device's positions; the potential
+// from the brick-sorted deposit).
 TEST(PmGpu, DensityAndPotentialMeshesAgreeWithTheCpu) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
   for (Boundary boundary : {Boundary::isolated, Boundary::periodic})
@@ -144,6 +147,7 @@ TEST(PmGpu, DensityAndPotentialMeshesAgreeWithTheCpu) {
           cpu.step(0.02);
           gpu.step(0.02);
         }
+        EXPECT_GE(gpu.forces().timings().brick_sorts, 1) << what;
         EXPECT_LT(worst_mesh_difference(cpu.forces().density(), gpu.forces().density()), 1e-10) << what;
         EXPECT_LT(worst_mesh_difference(cpu.forces().potential(), gpu.forces().potential()), 1e-10) << what;
         // (the potential energy interpolated at the particles, from the solve diagnostics() adds)
@@ -153,29 +157,48 @@ TEST(PmGpu, DensityAndPotentialMeshesAgreeWithTheCpu) {
 }
 
 // The GPU keeps its particles sorted by bricks of cells and sorts them again once enough have left
-// their bricks. Particles crossing a cell or two a step (a hot gas in a periodic box) stray, are
-// re-sorted several times, and still end where the CPU engine puts them, in the host's order.
+// their bricks. Particles crossing a cell or two a step (a hot gas; isolated: many leave the mesh)
+// stray, are re-sorted at most steps, and still end where the CPU engine puts them, in the host's
+// order, also after a snapshot's copy mid-run. FP32 periodic only: an FP32 particle within round-off
+// of an isolated mesh's edge may leave it on one backend and not the other.
+template <class Real>
+void hot_gas_follows_the_cpu(Boundary boundary, Assignment a, double tolerance) {
+  const PmSettings s = sphere_mesh(boundary, a);
+  auto p = plummer<Real>(40000, 7, 1.0, 1.0, 3.0);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-20.0, 20.0);  // up to 1.6 cells a step of 0.02
+  for (int d = 0; d < 3; ++d)
+    for (Real& v : p.v[d]) v = static_cast<Real>(u(rng));
+  PmEngine<Real> cpu(p, s, make_cpu_mesh_forces<Real>(s)), gpu(p, s, make_cuda_mesh_forces<Real>(s));
+  for (int k = 0; k < 30; ++k) {
+    cpu.step(0.02);
+    gpu.step(0.02);
+    if (k == 14) (void)gpu.particles();  // a snapshot's copy mid-run (the order undone, then sorted again)
+  }
+  const std::string what = describe(s) + (sizeof(Real) == 4 ? " FP32" : " FP64");
+  // (isolated: once most particles have left the mesh, the few strays left trigger no sort)
+  EXPECT_GE(gpu.forces().timings().brick_sorts, boundary == Boundary::periodic ? 10 : 3) << what;
+  double worst = 0;
+  for (int d = 0; d < 3; ++d)
+    for (long i = 0; i < p.size(); ++i)
+      worst = std::max(worst, std::fabs(static_cast<double>(cpu.particles().x[d][i]) - gpu.particles().x[d][i]) +
+                                  std::fabs(static_cast<double>(cpu.particles().v[d][i]) - gpu.particles().v[d][i]));
+  EXPECT_LT(worst, tolerance) << what;
+  std::printf("hot gas, %s: |dx| + |dv| at most %.3g, %ld sorts\n", what.c_str(), worst,
+              gpu.forces().timings().brick_sorts);
+  EXPECT_EQ(cpu.particles().status, gpu.particles().status) << what;
+  if (boundary == Boundary::isolated) {
+    long off = 0;
+    for (int st : gpu.particles().status) off += st != 0;
+    EXPECT_GT(off, 1000) << what;  // (the off-mesh bin was sorted too)
+  }
+}
+
 TEST(PmGpu, ParticlesThatCrossBricksFollowTheCpu) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
   for (Assignment a : {Assignment::cic, Assignment::tsc}) {
-    const PmSettings s = sphere_mesh(Boundary::periodic, a);
-    auto p = plummer<double>(40000, 7, 1.0, 1.0, 3.0);
-    std::mt19937_64 rng(3);
-    std::uniform_real_distribution<double> u(-20.0, 20.0);  // up to 1.6 cells a step of 0.02
-    for (int d = 0; d < 3; ++d)
-      for (double& v : p.v[d]) v = u(rng);
-    PmEngine<double> cpu(p, s, make_cpu_mesh_forces<double>(s)), gpu(p, s, make_cuda_mesh_forces<double>(s));
-    for (int k = 0; k < 30; ++k) {
-      cpu.step(0.02);
-      gpu.step(0.02);
-      if (k == 14) (void)gpu.particles();  // a snapshot's copy mid-run (the order undone, then sorted again)
-    }
-    double worst = 0;
-    for (int d = 0; d < 3; ++d)
-      for (long i = 0; i < p.size(); ++i)
-        worst = std::max(worst, std::fabs(cpu.particles().x[d][i] - gpu.particles().x[d][i]) +
-                                    std::fabs(cpu.particles().v[d][i] - gpu.particles().v[d][i]));
-    EXPECT_LT(worst, 1e-9) << "scheme " << stencil_width(a);
-    EXPECT_EQ(cpu.particles().id, gpu.particles().id);
+    for (Boundary boundary : {Boundary::periodic, Boundary::isolated})
+      hot_gas_follows_the_cpu<double>(boundary, a, 1e-9);
+    hot_gas_follows_the_cpu<float>(Boundary::periodic, a, 1e-3);
   }
 }

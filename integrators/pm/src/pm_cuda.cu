@@ -17,9 +17,10 @@
 // The deposit's global atomic adds bound it (the L2's atomic units), so a resident run keeps its
 // particles ordered by bricks of 8^3 cells (a radix sort by brick, undone for the host's copies)
 // and deposits brick by brick: each brick's particles into a tile of the brick's nodes in shared
-// memory, then one global add a node (Aubert et al. 2009 sort their particles by cell for the same
-// reason; Hockney & Eastwood's charge assignment is unchanged). A particle that has drifted more
-// than kMargin cells out of its brick since the sort adds straight into the mesh; the device counts
+// memory, then one global add a node (Aubert et al. 2009 likewise assign by histogramming particles
+// sorted with CUDPP rather than by atomic adds; Hockney & Eastwood's charge assignment is unchanged).
+// A particle that has drifted about kMargin cells out of its brick since the sort adds straight
+// into the mesh; the device counts
 // those strays, and the particles are sorted again once they are more than 1/kStrayShare of them
 // (or kMaxSortInterval steps have passed). Bricks pay where the mesh holds half a particle a cell
 // or more (their tiles' set-up costs more than it saves on sparser meshes).
@@ -28,7 +29,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -115,11 +118,14 @@ struct Particles {
   long count;
 };
 
-// (times the reciprocal: a double division is a dozen FP64 instructions, and a particle needs
-// three of these a deposit and three an interpolation; exact where the cell is a power of two)
+// The quotient (x - origin) / h as the CPU backend's division rounds it: the product with the
+// reciprocal corrected by its fused residual (Markstein's correction step), three FP64 operations
+// instead of a division's longer sequence, three a particle in every deposit and interpolation.
 template <class Real>
 __device__ Real cell_units(const MeshView& m, const Real* x, long i, int d) {
-  return static_cast<Real>((static_cast<double>(x[i]) - m.origin[d]) * m.inv_h);
+  const double a = static_cast<double>(x[i]) - m.origin[d];
+  const double q = a * m.inv_h;
+  return static_cast<Real>(fma(fma(-q, m.h, a), m.inv_h, q));
 }
 
 // A particle's stencil (first cells and weights) and its mass over the cell volume; false (and
@@ -384,7 +390,11 @@ class PhaseClock {
   ~PhaseClock() {
     for (cudaEvent_t e : pool_) cudaEventDestroy(e);
   }
-  void start() { record(count); }
+  void start() {  // (also after a throw left an unsettled lap behind)
+    used_ = 0;
+    phases_.clear();
+    record(count);
+  }
   void lap(Phase phase) { record(phase); }
   // Seconds per phase since start(), summed over laps; waits for the device.
   std::vector<double> settle() {
@@ -465,22 +475,25 @@ class CudaMeshForces final : public MeshForces<Real> {
     bins_ = static_cast<unsigned>(bricks_) * bricks_ * bricks_;
     const char* bricks = std::getenv("SWARMFIT_PM_BRICKS");  // measurement switch (bench/RESULTS.md)
     use_bricks_ = !(bricks && std::string(bricks) == "0");
-    check(cudaMalloc(&strays_, sizeof(unsigned long long)), "cudaMalloc");
-    check(cudaMallocHost(&host_strays_, sizeof(unsigned long long)), "cudaMallocHost");
+    strays_.resize(1);
+    unsigned long long* pinned = nullptr;
+    check(cudaMallocHost(&pinned, sizeof(unsigned long long)), "cudaMallocHost");
+    host_strays_.reset(pinned);
     *host_strays_ = 0;
+    // (a potential asked for before any solve: zeros, not whatever the allocation held)
+    check(cudaMemset(work_.ptr, 0, fft_real_ * sizeof(Real)), "memset");
+    if (phi_.ptr) check(cudaMemset(phi_.ptr, 0, cells_ * sizeof(Real)), "memset");
   }
   ~CudaMeshForces() override {
     cufftDestroy(forward_);
     cufftDestroy(backward_);
-    cudaFree(strays_);
-    cudaFreeHost(host_strays_);
   }
   std::string name() const override { return "cuda"; }
 
   void accelerations(ParticleSet<Real>& p, std::vector<Real>* acc, std::vector<Real>* potential) override {
     const long np = p.size();
-    settle();  // (a resident run's velocities completed before its positions are replaced)
-    unsort();  // (and put back in the host's order)
+    settle();      // (a resident run's velocities completed before its positions are replaced)
+    unsort(true);  // (the velocities back in the host's order: the rest is uploaded again)
     auto t = std::chrono::steady_clock::now();
     upload_particles(p);
     const double uploads = seconds_since(t);
@@ -546,8 +559,8 @@ class CudaMeshForces final : public MeshForces<Real> {
     check(cudaMemcpy(p.status.data(), status_.ptr, count_ * sizeof(int), cudaMemcpyDeviceToHost), "download");
   }
 
-  // The density of the last solve: deposited again from the same positions (the device's have not
-  // moved since), into a mesh of its own.
+  // The density at the device's positions, deposited again into a mesh of its own: after a solve
+  // (the positions do not move between a solve and the next step's pass) the solve's density.
   std::vector<double> density() const override {
     rho_.resize(cells_);
     check(cudaMemset(rho_.ptr, 0, cells_ * sizeof(Real)), "memset");
@@ -595,6 +608,7 @@ class CudaMeshForces final : public MeshForces<Real> {
   // The particles' masses added to `mesh` (addressed by `view`).
   void deposit(const MeshView& view, Real* mesh) const {
     const long np = count_;
+    if (np == 0) return;
     const Particles<Real> parts = particles();
     switch (s_.assignment) {
       case Assignment::ngp: deposit_kernel<Assignment::ngp><<<blocks(np), 256>>>(view, parts, mesh); break;
@@ -637,14 +651,21 @@ class CudaMeshForces final : public MeshForces<Real> {
       reorder(index_[1].ptr, false);
       sorted_ = permuted_ = true;
       since_sort_ = 0;
+      ++this->timings_.brick_sorts;
       strays_last_ = 0;
     }
     clock_.lap(PhaseClock::sort);
   }
-  // The device's particles back in the host's order.
-  void unsort() {
+  // The device's particles back in the host's order (only their velocities with `velocities_only`,
+  // for a caller that uploads the rest).
+  void unsort(bool velocities_only = false) {
     if (!permuted_) return;
-    reorder(perm_.ptr, true);
+    if (velocities_only) {
+      for (int d = 0; d < 3; ++d)
+        if (v_[d].size >= static_cast<std::size_t>(count_)) permute(v_[d], real_scratch_, perm_.ptr, true);
+    } else {
+      reorder(perm_.ptr, true);
+    }
     permuted_ = sorted_ = false;
   }
   // Every particle array permuted by `index` (gathered, or scattered back); and perm_ with them.
@@ -666,26 +687,31 @@ class CudaMeshForces final : public MeshForces<Real> {
   }
   // (the strays counted into strays_ and copied to the host behind the deposit)
   void brick_deposit(const MeshView& view, Real* mesh) {
-    check(cudaMemsetAsync(strays_, 0, sizeof(unsigned long long)), "memset");
+    check(cudaMemsetAsync(strays_.ptr, 0, sizeof(unsigned long long)), "memset");
     const Particles<Real> parts = particles();
     switch (s_.assignment) {
       case Assignment::ngp:
-        brick_deposit_kernel<Assignment::ngp><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_);
+        brick_deposit_kernel<Assignment::ngp><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
         break;
       case Assignment::cic:
-        brick_deposit_kernel<Assignment::cic><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_);
+        brick_deposit_kernel<Assignment::cic><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
         break;
       case Assignment::tsc:
-        brick_deposit_kernel<Assignment::tsc><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_);
+        brick_deposit_kernel<Assignment::tsc><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
         break;
     }
     launched("brick deposit");
-    check(cudaMemcpyAsync(host_strays_, strays_, sizeof(unsigned long long), cudaMemcpyDeviceToHost), "strays");
+    check(cudaMemcpyAsync(host_strays_.get(), strays_.ptr, sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+          "strays");
   }
 
   // The particles' pass of a resident step (gather_kick_drift_kernel).
   void pass(bool kick_owed, Real owed, bool open, Real half, Real full) {
     const long np = count_;
+    if (np == 0) {
+      clock_.lap(PhaseClock::particles);
+      return;
+    }
     const Particles<Real> parts = particles();
     const Field<Real>* f = fields_.ptr;
     Real *x0 = x_[0].ptr, *x1 = x_[1].ptr, *x2 = x_[2].ptr, *v0 = v_[0].ptr, *v1 = v_[1].ptr, *v2 = v_[2].ptr;
@@ -718,6 +744,10 @@ class CudaMeshForces final : public MeshForces<Real> {
   // The interpolation into out_ (and pot_).
   void gather(bool with_potential) {
     const long np = count_;
+    if (np == 0) {
+      clock_.lap(PhaseClock::particles);
+      return;
+    }
     const Particles<Real> parts = particles();
     Real* pot = with_potential ? pot_.ptr : nullptr;
     const Real* phi = s_.difference_order == 0 ? phi_.ptr : work_.ptr;
@@ -796,7 +826,12 @@ class CudaMeshForces final : public MeshForces<Real> {
   // steps, their slots' places in the host's order in perm_ (permuted_: not the identity).
   int bricks_ = 0, since_sort_ = 0;
   unsigned bins_ = 0;
-  unsigned long long *strays_ = nullptr, *host_strays_ = nullptr, strays_last_ = 0;
+  struct PinnedFree {
+    void operator()(unsigned long long* p) const { cudaFreeHost(p); }
+  };
+  Buffer<unsigned long long> strays_;  // (counted on the device, copied to host_strays_)
+  std::unique_ptr<unsigned long long, PinnedFree> host_strays_;
+  unsigned long long strays_last_ = 0;
   bool use_bricks_ = true, sorted_ = false, permuted_ = false;
   Buffer<unsigned> key_[2], index_[2], start_, perm_;
   Buffer<char> sort_temp_;

@@ -56,6 +56,7 @@ struct PmTimings {
   double sort = 0, assign = 0, solve = 0, gradient = 0, interpolate = 0;
   int multigrid_cycles = 0;
   double multigrid_residual = 0;  // the last cycle's residual norm over the source's
+  long brick_sorts = 0;           // the GPU backend's sorts by brick so far (pm_cuda.cu)
 };
 
 // The mesh part of a step: assignment, Poisson solve, gradient, interpolation. The CPU backend
