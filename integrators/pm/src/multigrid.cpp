@@ -11,11 +11,6 @@ namespace {
 
 int threads_or_default(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
-inline long cell(int n, int i, int j, int k) {
-  const int m = n - 1;  // n is a power of two: periodic wrap by a mask
-  return (static_cast<long>(i & m) * n + (j & m)) * n + (k & m);
-}
-
 // Red-black Gauss-Seidel sweeps of lap(phi) = f: a cell's update reads only cells of the other
 // colour, so each half-sweep is parallel and its result does not depend on the threads.
 void smooth(int n, double h, const std::vector<double>& f, std::vector<double>& phi, int sweeps, int threads) {
@@ -25,11 +20,8 @@ void smooth(int n, double h, const std::vector<double>& f, std::vector<double>& 
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= 32)
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
-          for (int k = (i + j + colour) & 1; k < n; k += 2) {
-            const double sum = phi[cell(n, i + 1, j, k)] + phi[cell(n, i - 1, j, k)] + phi[cell(n, i, j + 1, k)] +
-                               phi[cell(n, i, j - 1, k)] + phi[cell(n, i, j, k + 1)] + phi[cell(n, i, j, k - 1)];
-            phi[cell(n, i, j, k)] = (sum - h2 * f[cell(n, i, j, k)]) / 6.0;
-          }
+          for (int k = (i + j + colour) & 1; k < n; k += 2)
+            phi[mg_cell(n, i, j, k)] = gauss_seidel(phi.data(), f.data(), n, h2, i, j, k);
     }
 }
 
@@ -58,12 +50,12 @@ void remove_mean(std::vector<double>& v) {
 // there from zero, its correction prolonged and added, post-smoothing. The coarsest level (4^3)
 // is relaxed to convergence.
 void v_cycle(int n, double h, const std::vector<double>& f, std::vector<double>& phi, int threads) {
-  if (n <= 4) {
-    smooth(n, h, f, phi, 50, threads);
+  if (n <= kMultigridCoarsest) {
+    smooth(n, h, f, phi, kMultigridCoarsestSweeps, threads);
     remove_mean(phi);
     return;
   }
-  smooth(n, h, f, phi, 2, threads);
+  smooth(n, h, f, phi, kMultigridSweeps, threads);
   std::vector<double> r(f.size());
   residual(n, h, f, phi, r, threads);
   const int nc = n / 2;
@@ -71,32 +63,13 @@ void v_cycle(int n, double h, const std::vector<double>& f, std::vector<double>&
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= 32)
   for (int I = 0; I < nc; ++I)
     for (int J = 0; J < nc; ++J)
-      for (int K = 0; K < nc; ++K) {
-        double s = 0;
-        for (int a = 0; a < 2; ++a)
-          for (int b = 0; b < 2; ++b)
-            for (int c = 0; c < 2; ++c) s += r[cell(n, 2 * I + a, 2 * J + b, 2 * K + c)];
-        fc[cell(nc, I, J, K)] = s / 8.0;
-      }
+      for (int K = 0; K < nc; ++K) fc[mg_cell(nc, I, J, K)] = restricted(r.data(), n, I, J, K);
   v_cycle(nc, 2 * h, fc, ec, threads);
-  // Trilinear prolongation: a fine cell's centre lies a quarter of a coarse cell from its parent's
-  // centre, so along each axis it takes 3/4 of the parent and 1/4 of the neighbour on its side.
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= 32)
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      for (int k = 0; k < n; ++k) {
-        const int I = i >> 1, J = j >> 1, K = k >> 1;
-        const int si = (i & 1) ? 1 : -1, sj = (j & 1) ? 1 : -1, sk = (k & 1) ? 1 : -1;
-        double e = 0;
-        for (int a = 0; a < 2; ++a)
-          for (int b = 0; b < 2; ++b)
-            for (int c = 0; c < 2; ++c) {
-              const double w = (a ? 0.25 : 0.75) * (b ? 0.25 : 0.75) * (c ? 0.25 : 0.75);
-              e += w * ec[cell(nc, I + a * si, J + b * sj, K + c * sk)];
-            }
-        phi[cell(n, i, j, k)] += e;
-      }
-  smooth(n, h, f, phi, 2, threads);
+      for (int k = 0; k < n; ++k) phi[mg_cell(n, i, j, k)] += prolonged(ec.data(), nc, i, j, k);
+  smooth(n, h, f, phi, kMultigridSweeps, threads);
 }
 
 }  // namespace
@@ -108,11 +81,7 @@ void periodic_laplacian(int n, double h, const std::vector<double>& phi, std::ve
 #pragma omp parallel for schedule(static) num_threads(threads) if (n >= 32)
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      for (int k = 0; k < n; ++k) {
-        const double sum = phi[cell(n, i + 1, j, k)] + phi[cell(n, i - 1, j, k)] + phi[cell(n, i, j + 1, k)] +
-                           phi[cell(n, i, j - 1, k)] + phi[cell(n, i, j, k + 1)] + phi[cell(n, i, j, k - 1)];
-        out[cell(n, i, j, k)] = (sum - 6.0 * phi[cell(n, i, j, k)]) * inv_h2;
-      }
+      for (int k = 0; k < n; ++k) out[mg_cell(n, i, j, k)] = laplacian_at(phi.data(), n, inv_h2, i, j, k);
 }
 
 MultigridResult multigrid_solve(int n, double h, const std::vector<double>& f, std::vector<double>& phi,
