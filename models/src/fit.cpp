@@ -549,10 +549,20 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
     start.laplace_scale = s.laplace_scale;
     start.seed = s.sampler.seed;
     const LeastSquaresProblem least_squares = posterior.least_squares();
+    // A signal in the start phase stops its optimisers at their next progress report (at most every
+    // 0.5 s, or every generation: a slow target's optimiser may run for an hour). Not under MPI,
+    // whose should_stop is collective and the reports' timing each rank's own: there the start
+    // phase runs to its end.
+    ProgressCallback start_progress = callbacks.progress;
+    if (s.sharing.size <= 1 && callbacks.should_stop)
+      start_progress = [&callbacks](const RunProgress& report) {
+        if (callbacks.should_stop()) throw Interrupted("interrupted in the start phase");
+        if (callbacks.progress) callbacks.progress(report);
+      };
     Eigen::MatrixXd x0;
     try {
-      x0 = starting_walkers(space, guess, start, posterior, callbacks.progress, 0.5, &density, start_screen,
-                            &start_density, &least_squares, &result.least_squares);
+      x0 = starting_walkers(space, guess, start, posterior, start_progress, 0.5, &density, start_screen, &start_density,
+                            &least_squares, &result.least_squares);
       result.least_squares_ran = s.least_squares > 0;
       if (result.least_squares_ran) {
         char text[200];

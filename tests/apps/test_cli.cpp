@@ -478,7 +478,8 @@ TEST_F(FitCli, TwoMpiRanksGiveTheChainOfOne) {
 
 // SIGTERM during a stability pass far too long to wait for (1e7 orbits, run in calls of 1e3 that
 // poll the signal) ends the command within the call: in the start phase with nothing written, in
-// the sampling with the state of the last whole generation saved. Without the polling the command
+// the sampling with the state of the last whole generation saved; so does SIGTERM during the start
+// phase's optimiser, at its next progress report. Without the polling the command
 // would run for hours; the test waits 60 s, then kills it and fails.
 TEST_F(FitCli, SigtermDuringALongStabilityPassIsHonouredAtOnce) {
   const std::string config = fit_config();
@@ -511,6 +512,12 @@ TEST_F(FitCli, SigtermDuringALongStabilityPassIsHonouredAtOnce) {
   EXPECT_NE(text(dir_ / "start.log").find("in the start phase; nothing written"), std::string::npos)
       << text(dir_ / "start.log");
   EXPECT_FALSE(fs::exists(dir_ / "start.h5"));
+  // In the start phase's optimiser (a billion generations: a slow target's hour, shortened).
+  EXPECT_EQ(terminate(start(small("optimiser.h5", " optimize=1000000000"), (dir_ / "optimiser.log").string())),
+            128 + SIGTERM);
+  EXPECT_NE(text(dir_ / "optimiser.log").find("in the start phase; nothing written"), std::string::npos)
+      << text(dir_ / "optimiser.log");
+  EXPECT_FALSE(fs::exists(dir_ / "optimiser.h5"));
 
   // In the sampling: a short run at a 1-orbit horizon, resumed with the long one (the command
   // line's keys are not part of the configuration text --resume checks).
