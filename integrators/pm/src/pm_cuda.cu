@@ -34,7 +34,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "swarmfit/pm/green.hpp"
@@ -473,7 +472,8 @@ class CudaMeshForces final : public MeshForces<Real> {
     fft_.side = m_;
     bricks_ = n_ / kBrick;
     bins_ = static_cast<unsigned>(bricks_) * bricks_ * bricks_;
-    const char* bricks = std::getenv("SWARMFIT_PM_BRICKS");  // measurement switch (bench/RESULTS.md)
+    // SWARMFIT_PM_BRICKS=0: the plain deposit, to measure what the bricks give (pm_bench)
+    const char* bricks = std::getenv("SWARMFIT_PM_BRICKS");
     use_bricks_ = !(bricks && std::string(bricks) == "0");
     strays_.resize(1);
     unsigned long long* pinned = nullptr;
