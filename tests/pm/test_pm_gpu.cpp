@@ -199,6 +199,6 @@ TEST(PmGpu, ParticlesThatCrossBricksFollowTheCpu) {
   for (Assignment a : {Assignment::cic, Assignment::tsc}) {
     for (Boundary boundary : {Boundary::periodic, Boundary::isolated})
       hot_gas_follows_the_cpu<double>(boundary, a, 1e-9);
-    hot_gas_follows_the_cpu<float>(Boundary::periodic, a, 1e-3);
+    hot_gas_follows_the_cpu<float>(Boundary::periodic, a, 1e-4);  // (TSC measured 7e-6)
   }
 }
