@@ -16,7 +16,7 @@ cufft=$(find / -name 'libcufft.so.12*' -not -path '*/proc/*' 2>/dev/null | head 
 export LD_LIBRARY_PATH="$bundle/lib:$(dirname "$cufft")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 if [ "${TESTS:-1}" = 1 ]; then
-  "$bundle/bin/test_pm" --gtest_filter='PmGpu.*' 2>&1 | tail -15 | tee "$out/tests.txt"
+  "$bundle/bin/test_pm" --gtest_filter='PmGpu.*' 2>&1 | tail -40 | tee "$out/tests.txt"
 fi
 RUNS=${RUNS:-"256 256 single;256 256 double;512 512 single;512 512 double;256 256 single isolated;512 1024 single"}
 REPS=${REPS:-10}

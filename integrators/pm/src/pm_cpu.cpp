@@ -301,7 +301,7 @@ class CpuMeshForces final : public CpuPipeline<Real> {
     const bool periodic = s_.boundary == Boundary::periodic;
     const int reach = Order / 2;
     const int lo = periodic ? 0 : reach, hi = periodic ? n_ : n_ - reach;
-    const double h = s_.cell();
+    const double inv_h = 1.0 / s_.cell();
     auto at = [&](int i, int j, int k) { return static_cast<double>(phi_[index(wrap(i), wrap(j), wrap(k))]); };
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (int i = 0; i < n_; ++i)
@@ -309,7 +309,8 @@ class CpuMeshForces final : public CpuPipeline<Real> {
         for (int k = 0; k < n_; ++k) {
           const bool inside = i >= lo && i < hi && j >= lo && j < hi && k >= lo && k < hi;
           for (int d = 0; d < 3; ++d)
-            acc_[d][index(i, j, k)] = inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, h)) : Real(0);
+            acc_[d][index(i, j, k)] =
+                inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, inv_h)) : Real(0);
         }
   }
 

@@ -95,6 +95,11 @@ template <class Real>
 struct Field {
   Real a[3];
 };
+// FP32: padded to 16 bytes, so that a node is one vector load in the particles' pass.
+template <>
+struct alignas(16) Field<float> {
+  float a[4];
+};
 
 // A mesh of n cells a side stored in an array whose rows are `side` long (n, or the doubled FFT
 // mesh of an isolated solve, whose first octant is the mesh).
@@ -219,9 +224,10 @@ __global__ void identity_kernel(unsigned* index, long count) {
 
 // One brick's particles (sorted by brick) into its tile of nodes in shared memory, then the tile's
 // non-zero nodes into the mesh. The same sums as deposit_kernel, grouped by brick.
-template <Assignment A, class Real>
-__global__ void brick_deposit_kernel(MeshView m, Particles<Real> p, const unsigned* start, int bricks, Real* rho,
-                                     unsigned long long* strays) {
+template <Assignment A, class Real, int MinBlocks>
+__global__ void __launch_bounds__(256, MinBlocks)
+    brick_deposit_kernel(MeshView m, Particles<Real> p, const unsigned* start, int bricks, Real* rho,
+                         unsigned long long* strays) {
   constexpr int W = stencil_width(A), kNodes = kTile * kTile * kTile;
   __shared__ Real tile[kNodes];
   __shared__ unsigned block_strays;  // (one global add a block: a hot gas may stray whole)
@@ -273,9 +279,14 @@ __global__ void gradient_kernel(MeshView m, const Real* phi, Field<Real>* out) {
   if (k >= n) return;
   const int reach = Order / 2, lo = m.periodic ? 0 : reach, hi = m.periodic ? n : n - reach;
   const bool inside = i >= lo && i < hi && j >= lo && j < hi && k >= lo && k < hi;
-  auto at = [&](int a, int b, int e) { return static_cast<double>(phi[m.index(m.wrap(a), m.wrap(b), m.wrap(e))]); };
-  Field<Real> f;
-  for (int d = 0; d < 3; ++d) f.a[d] = inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, m.h)) : Real(0);
+  // (a 64-bit product a load: a row's offset fits 32 bits)
+  const std::size_t plane = static_cast<std::size_t>(m.side) * m.side;
+  auto at = [&](int a, int b, int e) {
+    return static_cast<double>(phi[m.wrap(a) * plane + static_cast<unsigned>(m.wrap(b) * m.side + m.wrap(e))]);
+  };
+  Field<Real> f{};
+  for (int d = 0; d < 3; ++d)
+    f.a[d] = inside ? static_cast<Real>(minus_gradient<Order>(at, i, j, k, d, m.inv_h)) : Real(0);
   out[(static_cast<std::size_t>(i) * n + j) * n + k] = f;
 }
 
@@ -689,15 +700,21 @@ class CudaMeshForces final : public MeshForces<Real> {
   void brick_deposit(const MeshView& view, Real* mesh) {
     check(cudaMemsetAsync(strays_.ptr, 0, sizeof(unsigned long long)), "memset");
     const Particles<Real> parts = particles();
+    // FP32: held to 32 registers so that 8 blocks share an SM (more warps to hide the adds'
+    // latency); FP64 gained nothing from it (bench/RESULTS.md, B9).
+    constexpr int kMinBlocks = sizeof(Real) == 4 ? 8 : 1;
     switch (s_.assignment) {
       case Assignment::ngp:
-        brick_deposit_kernel<Assignment::ngp><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
+        brick_deposit_kernel<Assignment::ngp, Real, kMinBlocks>
+            <<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
         break;
       case Assignment::cic:
-        brick_deposit_kernel<Assignment::cic><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
+        brick_deposit_kernel<Assignment::cic, Real, kMinBlocks>
+            <<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
         break;
       case Assignment::tsc:
-        brick_deposit_kernel<Assignment::tsc><<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
+        brick_deposit_kernel<Assignment::tsc, Real, kMinBlocks>
+            <<<bins_, 256>>>(view, parts, start_.ptr, bricks_, mesh, strays_.ptr);
         break;
     }
     launched("brick deposit");

@@ -533,7 +533,7 @@ class SlabMeshForces final : public CpuPipeline<Real> {
     const bool periodic = s_.boundary == Boundary::periodic;
     const int reach = Order / 2;
     const int lo = periodic ? 0 : reach, hi = periodic ? n_ : n_ - reach;
-    const double h = s_.cell();
+    const double inv_h = 1.0 / s_.cell();
     const std::size_t plane = static_cast<std::size_t>(n_) * n_;
     auto at = [&](int e, int j, int k) {
       return static_cast<double>(ext_phi_[e * plane + static_cast<std::size_t>(wrap(j)) * n_ + wrap(k)]);
@@ -547,7 +547,7 @@ class SlabMeshForces final : public CpuPipeline<Real> {
           const bool inside = periodic || (global >= lo && global < hi && j >= lo && j < hi && k >= lo && k < hi);
           for (int d = 0; d < 3; ++d)
             ext_acc_[d][q * plane + static_cast<std::size_t>(j) * n_ + k] =
-                inside ? static_cast<Real>(minus_gradient<Order>(at, q + reach, j, k, d, h)) : Real(0);
+                inside ? static_cast<Real>(minus_gradient<Order>(at, q + reach, j, k, d, inv_h)) : Real(0);
         }
     }
   }

@@ -73,16 +73,17 @@ constexpr double kMeanInverseDistanceInUnitCube = 2.3800772;
 
 // Minus the gradient of the potential at cell (i, j, k) along dimension d by a centred difference
 // of order 2, -(phi[+1] - phi[-1]) / 2h, or 4, -(8 (phi[+1] - phi[-1]) - (phi[+2] - phi[-2])) / 12h.
-// `at(i, j, k)` reads the potential (periodic wrap or not: the caller's).
+// `at(i, j, k)` reads the potential (periodic wrap or not: the caller's); `inv_h` is 1 / h (a
+// product, not a division: the GPU's gradient was bound by its three divisions a cell).
 template <int Order, class At>
-SWARMFIT_HD double minus_gradient(const At& at, int i, int j, int k, int d, double h) {
+SWARMFIT_HD double minus_gradient(const At& at, int i, int j, int k, int d, double inv_h) {
   const int di = d == 0, dj = d == 1, dk = d == 2;
   const double p1 = at(i + di, j + dj, k + dk), m1 = at(i - di, j - dj, k - dk);
   if constexpr (Order == 2) {
-    return -(p1 - m1) / (2.0 * h);
+    return -(p1 - m1) * (0.5 * inv_h);
   } else {
     const double p2 = at(i + 2 * di, j + 2 * dj, k + 2 * dk), m2 = at(i - 2 * di, j - 2 * dj, k - 2 * dk);
-    return -(8.0 * (p1 - m1) - (p2 - m2)) / (12.0 * h);
+    return -(8.0 * (p1 - m1) - (p2 - m2)) * (inv_h * (1.0 / 12.0));
   }
 }
 
