@@ -382,8 +382,6 @@ int pm_command(int argc, char** argv) {
   if (precision != "double" && precision != "single") bad_value(o, "precision", "must be double or single");
   r.backend = vm["backend"].as<std::string>();
   if (r.backend != "cpu" && r.backend != "cuda") bad_value(o, "backend", "must be cpu or cuda");
-  if (r.backend == "cuda" && s.solver == Solver::multigrid)
-    bad_value(o, "solver", "multigrid runs on backend = cpu only (fft on cuda)");
   if (mpi.active()) {
     // Slabs over CPU ranks (FFTW-MPI); a slab a GPU needs the transposes between devices and is
     // not built yet: one GPU holds the 512^3 mesh and its particles.

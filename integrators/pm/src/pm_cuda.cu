@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "multigrid_cuda.hpp"
 #include "swarmfit/pm/green.hpp"
 #include "swarmfit/pm/pm.hpp"
 
@@ -451,8 +452,6 @@ class CudaMeshForces final : public MeshForces<Real> {
       cudaGetLastError();
       throw std::runtime_error("backend=cuda: no CUDA device is available");
     }
-    if (s_.solver != Solver::fft)
-      throw std::runtime_error("backend=cuda: the multigrid solver runs on the CPU backend only (solver = fft here)");
     n_ = s_.mesh;
     m_ = fft_side(s_);
     cells_ = static_cast<std::size_t>(n_) * n_ * n_;
@@ -494,6 +493,7 @@ class CudaMeshForces final : public MeshForces<Real> {
     // (a potential asked for before any solve: zeros, not whatever the allocation held)
     check(cudaMemset(work_.ptr, 0, fft_real_ * sizeof(Real)), "memset");
     if (phi_.ptr) check(cudaMemset(phi_.ptr, 0, cells_ * sizeof(Real)), "memset");
+    if (s_.solver == Solver::multigrid) multigrid_ = std::make_unique<CudaMultigrid>(s_);  // (multigrid_cuda.cu)
   }
   ~CudaMeshForces() override {
     cufftDestroy(forward_);
@@ -793,7 +793,13 @@ class CudaMeshForces final : public MeshForces<Real> {
     else
       deposit(fft_, work_.ptr);
     clock_.lap(PhaseClock::assign);
-    solve();
+    if (multigrid_) {  // V-cycles in FP64 (multigrid_cuda.cu): the density in work_ in, the potential out
+      const MultigridResult r = multigrid_->solve(work_.ptr);
+      this->timings_.multigrid_cycles = r.cycles;
+      this->timings_.multigrid_residual = r.residual;
+    } else {
+      solve();
+    }
     clock_.lap(PhaseClock::solve);
     const CellLaunch cells(n_);
     if (s_.difference_order == 2)
@@ -866,6 +872,7 @@ class CudaMeshForces final : public MeshForces<Real> {
   Buffer<Complex> spectrum_, rho_hat_;
   cufftHandle forward_ = 0, backward_ = 0;
   PhaseClock clock_;
+  std::unique_ptr<CudaMultigrid> multigrid_;  // solver = multigrid (periodic: work_ is the n^3 mesh)
 };
 
 }  // namespace
