@@ -155,6 +155,8 @@ void Demcmc::check_settings(const DemcmcSettings& settings, long d, long w) {
   for (std::size_t k = 1; k < t.size(); ++k)
     if (!(t[k] > t[k - 1])) throw std::invalid_argument("DEMCMC: temperatures must increase");
   if (d < 1) throw std::invalid_argument("DEMCMC needs at least one parameter");
+  if (!settings.log_coordinates.empty() && static_cast<long>(settings.log_coordinates.size()) != d)
+    throw std::invalid_argument("DEMCMC: log_coordinates needs one flag per parameter (" + std::to_string(d) + ")");
   const long needed = settings.snooker.probability > 0 ? std::max(2 * d + 2, 6L) : 2 * d + 2;
   if (w % 2 != 0 || w < needed)
     throw std::invalid_argument("DEMCMC needs an even number of walkers per temperature, at least " +
@@ -199,9 +201,24 @@ void Demcmc::update_half(int half) {
   }
   Eigen::MatrixXd proposals(d, levels * n);
   Eigen::VectorXd log_correction = Eigen::VectorXd::Zero(levels * n);
+  // The coordinates the moves work in: x, or ln x for the log_coordinates parameters (a value
+  // outside (0, inf), whose density is 0 anyway, as the most negative finite logarithm).
+  std::vector<long> logged;
+  for (long p = 0; p < static_cast<long>(settings_.log_coordinates.size()); ++p)
+    if (settings_.log_coordinates[p]) logged.push_back(p);
+  Eigen::MatrixXd moved_storage;
+  if (!logged.empty()) {
+    moved_storage = s_.walkers;
+    for (long p : logged)
+      for (long k = 0; k < moved_storage.cols(); ++k) {
+        const double x = moved_storage(p, k);
+        moved_storage(p, k) = x > 0 ? std::log(x) : std::log(std::numeric_limits<double>::min());
+      }
+  }
+  const Eigen::MatrixXd& moved = logged.empty() ? s_.walkers : moved_storage;
   for (long level = 0; level < levels; ++level) {
     const long first = level * w + half * n, other = level * w + (1 - half) * n;
-    const HalfUpdate update{s_.walkers, other, n, level, s_.generation, g, random_};
+    const HalfUpdate update{moved, other, n, level, s_.generation, g, random_};
     differential_evolution_.prepare(update);
     const bool kde = p_kde > 0 && kde_.prepare(update);
     // Every walker's proposal depends only on its own counter-keyed random numbers and the other
@@ -211,7 +228,7 @@ void Demcmc::update_half(int half) {
     for (long k = 0; k < n; ++k) {
       const std::uint64_t walker = first + k;
       const long column = level * n + k;
-      const auto x = s_.walkers.col(first + k);
+      const auto x = moved.col(first + k);
       const double move = (p_snooker > 0 || kde) ? random_.uniform(RandomPurpose::kMove, walker, g, 0) : 1.0;
       if (kde && move >= p_snooker && move < p_snooker + p_kde) {
         kde_.propose(update, walker, proposals.col(column));
@@ -231,8 +248,15 @@ void Demcmc::update_half(int half) {
 #pragma omp parallel for schedule(static) if (kde_moves > 64)
     for (long m = 0; m < kde_moves; ++m) {
       const long k = kde_columns[m], column = level * n + k;
-      log_correction(column) = kde_.log_ratio(s_.walkers.col(first + k), proposals.col(column));
+      log_correction(column) = kde_.log_ratio(moved.col(first + k), proposals.col(column));
     }
+    // Back to x: the target in ln x is pi(x) x, so each logged parameter adds ln x' - ln x.
+    for (long p : logged)
+      for (long k = 0; k < n; ++k) {
+        const long column = level * n + k;
+        log_correction(column) += proposals(p, column) - moved(p, first + k);
+        proposals(p, column) = std::exp(proposals(p, column));
+      }
   }
   Eigen::VectorXd proposed_prior, proposed_likelihood;
   std::vector<int> proposed_status(levels * n, 0);

@@ -246,6 +246,12 @@ void ParameterSpace::contract(const double* full, double* free) const {
   for (int j = 0; j < num_free(); ++j) free[j] = full[free_[j]];
 }
 
+std::vector<char> ParameterSpace::log_coordinates() const {
+  std::vector<char> out(free_.size(), 0);
+  for (int j = 0; j < num_free(); ++j) out[j] = priors_[free_[j]].kind == PriorKind::kLogUniform;
+  return out;
+}
+
 double ParameterSpace::log_prior(const double* free) const {
   double sum = 0;
   for (int j = 0; j < num_free(); ++j) sum += priors_[free_[j]].log_density(free[j]);

@@ -535,6 +535,9 @@ FitResult run_fit(const ModelConfig& c, const FitSettings& s, const FitCallbacks
   // quarter of the run), as the DEMCMC settings of this sitting; not part of the run's identity.
   DemcmcSettings sampler_settings = s.sampler;
   sampler_settings.gradient.adapt_until = s.burn_in >= 0 ? s.burn_in : s.generations / 4;
+  // Log-uniform (scale) parameters are moved in ln x (demcmc.hpp, log_coordinates): a function of
+  // the priors, which a resumed run shares.
+  sampler_settings.log_coordinates = space.log_coordinates();
   std::unique_ptr<Demcmc> sampler;
   if (resumed) {
     sampler = std::make_unique<Demcmc>(run.state, density, sampler_settings, screen);

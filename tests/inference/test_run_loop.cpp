@@ -322,6 +322,96 @@ TEST(InitialWalkers, RedrawnUntilFiniteOrRefusedWithTheirStatus) {
   EXPECT_LT(kept, 40);
 }
 
+// A line fitted to points that scatter less than their errors, with a jitter s added to the errors
+// in quadrature under a log-uniform prior, as every RV instrument of a catalog fit: the jitter's
+// posterior spreads evenly over the decades down to its prior's bound, where a walker's room in s
+// is thousands of times narrower than the population's spread. Moved in ln s (the sampler's
+// log_coordinates, as the fit sets them from the priors) the run meets the stopping rule (R-hat <
+// 1.01, ESS >= 400) within 5,000 generations with the exact marginal of s; moved in s, walkers sit
+// down there for hundreds of generations and the rule is not met by then (seeds 1-8: met after
+// 1,800-3,600 generations in ln s, after 6,200-12,400 in s; the archive targets GJ 328 and WASP-26
+// ended at R-hat 1.016 and 1.026 after 20,000 generations, and converge in 10,800 and 10,400).
+TEST(RunLoop, JitterUnderALogUniformPriorMixesInLogCoordinates) {
+  constexpr int kPoints = 16, kWalkers = 16;
+  std::vector<double> t(kPoints), y(kPoints);
+  const CounterRandom noise(3);
+  for (int i = 0; i < kPoints; ++i) {
+    t[i] = -1.0 + 2.0 * i / (kPoints - 1);
+    y[i] = 0.5 + 0.3 * t[i] + 0.6 * noise.normal(RandomPurpose::kTest, i, 0, 0);  // errors 1
+  }
+  const ParameterSpace space(
+      {"offset", "slope", "jitter"},
+      {parse_prior("uniform(-10, 10)"), parse_prior("uniform(-10, 10)"), parse_prior("log_uniform(0.01, 100)")},
+      {0.5, 0.3, 1.0});
+  const BatchedLogDensity density = [&](const Eigen::MatrixXd& x, Eigen::VectorXd& lp, Eigen::VectorXd& ll,
+                                        std::vector<int>& status) {
+    lp.resize(x.cols());
+    ll.resize(x.cols());
+    status.assign(x.cols(), 0);
+    for (long k = 0; k < x.cols(); ++k) {
+      lp(k) = space.log_prior(x.col(k).data());
+      const double v = 1.0 + x(2, k) * x(2, k);
+      double chi2 = 0;
+      for (int i = 0; i < kPoints; ++i) chi2 += std::pow(y[i] - x(0, k) - x(1, k) * t[i], 2);
+      ll(k) = lp(k) > -kInf ? -0.5 * chi2 / v - 0.5 * kPoints * std::log(v) : -kInf;
+    }
+  };
+  // The exact P(s < 0.1): offset and slope integrate out (flat priors far wider than the
+  // posterior), leaving p(ln s) proportional to v^-(n-2)/2 exp(-S / 2v), v = 1 + s^2, S the least
+  // squares' residual sum of squares; summed on a fine grid in ln s.
+  double st = 0, sy = 0, stt = 0, sty = 0;
+  for (int i = 0; i < kPoints; ++i) {
+    st += t[i];
+    sy += y[i];
+    stt += t[i] * t[i];
+    sty += t[i] * y[i];
+  }
+  const double slope = (kPoints * sty - st * sy) / (kPoints * stt - st * st), offset = (sy - slope * st) / kPoints;
+  double rss = 0;
+  for (int i = 0; i < kPoints; ++i) rss += std::pow(y[i] - offset - slope * t[i], 2);
+  double below = 0, all = 0;
+  for (int k = 0; k < 200000; ++k) {
+    const double s = 0.01 * std::exp((k + 0.5) / 200000 * std::log(1e4)), v = 1 + s * s;
+    const double p = std::pow(v, -0.5 * (kPoints - 2)) * std::exp(-0.5 * rss / v);
+    all += p;
+    if (s < 0.1) below += p;
+  }
+  const double exact_below = below / all;
+  ASSERT_GT(exact_below, 0.2);  // the data make the jitter's spike at its bound a real share
+
+  RunLoopSettings loop;
+  loop.generations = 5000;
+  loop.check_every = 100;
+  loop.rhat_target = 1.01;
+  loop.ess_target = 400;
+  auto run = [&](bool log_coordinates, Chain& chain) {
+    DemcmcSettings settings;
+    settings.seed = 11;
+    if (log_coordinates) settings.log_coordinates = space.log_coordinates();
+    Eigen::MatrixXd x0(3, kWalkers);
+    const CounterRandom random(7);
+    for (int w = 0; w < kWalkers; ++w)
+      for (int p = 0; p < 3; ++p)
+        x0(p, w) = space.priors()[p].sample(random.uniform(RandomPurpose::kTest, w, 1, p),
+                                            random.uniform(RandomPurpose::kTest, w, 2, p));
+    Demcmc sampler(x0, density, settings);
+    return run_loop(sampler, chain, loop, {});
+  };
+  EXPECT_EQ(space.log_coordinates(), (std::vector<char>{0, 0, 1}));
+  Chain logged;
+  const RunLoopResult fast = run(true, logged);
+  EXPECT_TRUE(fast.converged) << "R-hat " << fast.worst_rhat << ", ESS " << fast.min_ess;
+  const long first = first_kept_draw(logged, loop.burn_in);
+  long count = 0, n = 0;
+  for (long d = first; d < logged.num_draws(); ++d)
+    for (int w = 0; w < kWalkers; ++w, ++n) count += logged.parameter(d, w, 2) < 0.1;
+  const double tail_ess = logged.diagnostics(first)[2].ess_tail;
+  EXPECT_NEAR(static_cast<double>(count) / n, exact_below, 4 * std::sqrt(exact_below * (1 - exact_below) / tail_ess));
+  Chain linear;
+  const RunLoopResult slow = run(false, linear);
+  EXPECT_FALSE(slow.converged) << "generations " << linear.num_draws() << ", R-hat " << slow.worst_rhat;
+}
+
 TEST(Summary, QuantilesMeanAndSdOfKnownValues) {
   std::vector<double> values;
   for (int k = 0; k <= 100; ++k) values.push_back(100 - k);  // 100 .. 0, unsorted

@@ -63,6 +63,15 @@ struct DemcmcSettings {
   KdeSettings kde;
   GradientSettings gradient;
   std::vector<double> temperatures = {1.0};  // ladder, increasing from 1
+  // Per parameter (empty: none): 1 where the DE, snooker and KDE moves propose in ln x rather than
+  // x, for positive scale parameters with a log-uniform prior. Their posterior often spreads
+  // evenly over decades down to the prior's lower bound (an RV jitter below the errors): in x, a
+  // walker down there has a spread thousands of times narrower than the population's, so nearly
+  // every move that changes x leaves the support and the walker (all its parameters, as every move
+  // changes them together) sits for hundreds of generations. In ln x that region is as wide as any
+  // other. The Hastings ratio carries the Jacobian, ln(x'/x) per such parameter, so the target is
+  // unchanged; the walkers, the chain and the gradient moves stay in x.
+  std::vector<char> log_coordinates;
 };
 
 // The complete state of a sampler: with the settings and the seed, everything needed to go on.

@@ -49,6 +49,9 @@ class ParameterSpace {
   void contract(const double* full, double* free) const;
   // Sum of the free parameters' log prior densities.
   double log_prior(const double* free) const;
+  // Per free parameter, 1 where the sampler's moves should work in ln x (DemcmcSettings::
+  // log_coordinates): the log-uniform (scale) parameters.
+  std::vector<char> log_coordinates() const;
 
  private:
   std::vector<std::string> names_;
