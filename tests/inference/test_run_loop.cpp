@@ -328,9 +328,8 @@ TEST(InitialWalkers, RedrawnUntilFiniteOrRefusedWithTheirStatus) {
 // is thousands of times narrower than the population's spread. Moved in ln s (the sampler's
 // log_coordinates, as the fit sets them from the priors) the run meets the stopping rule (R-hat <
 // 1.01, ESS >= 400) within 5,000 generations with the exact marginal of s; moved in s, walkers sit
-// down there for hundreds of generations and the rule is not met by then (seeds 1-8: met after
-// 1,800-3,600 generations in ln s, after 6,200-12,400 in s; the archive targets GJ 328 and WASP-26
-// ended at R-hat 1.016 and 1.026 after 20,000 generations, and converge in 10,800 and 10,400).
+// down there for hundreds of generations and the rule is not met by then (bench/RESULTS.md, "C1:
+// jitters moved in ln s").
 TEST(RunLoop, JitterUnderALogUniformPriorMixesInLogCoordinates) {
   constexpr int kPoints = 16, kWalkers = 16;
   std::vector<double> t(kPoints), y(kPoints);

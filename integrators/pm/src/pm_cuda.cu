@@ -700,8 +700,8 @@ class CudaMeshForces final : public MeshForces<Real> {
   void brick_deposit(const MeshView& view, Real* mesh) {
     check(cudaMemsetAsync(strays_.ptr, 0, sizeof(unsigned long long)), "memset");
     const Particles<Real> parts = particles();
-    // FP32: held to 32 registers so that 8 blocks share an SM (more warps to hide the adds'
-    // latency); FP64 gained nothing from it (bench/RESULTS.md, B9).
+    // FP32 only: held to 32 registers so that 8 blocks share an SM, more warps to hide the adds'
+    // latency (bench/RESULTS.md, B9).
     constexpr int kMinBlocks = sizeof(Real) == 4 ? 8 : 1;
     switch (s_.assignment) {
       case Assignment::ngp:
