@@ -5,7 +5,7 @@
 #   strip -o /tmp/pmb/pm_bench build-gpu/bench/pm_bench; strip -o /tmp/pmb/test_pm build-gpu/tests/test_pm
 #   ../shared/tools/gpu-bundle .gpu/pm /tmp/pmb/*; rm .gpu/pm/lib/libcufft*
 # and run with the device tool: `OUT=$OUT bash bench/gpu_pm.sh` carrying .gpu/pm.
-# RUNS (default below): "SIDE MESH PRECISION [BOUNDARY [SOLVER]]" entries separated by ';'; REPS
+# RUNS (default below): "SIDE MESH PRECISION [BOUNDARY [SOLVER [ORDER]]]" entries separated by ';'; REPS
 # (default 10); ENVS: environment settings to run the new build under as extra rows (';'-separated);
 # OLD=0: the new build alone.
 set -uo pipefail
@@ -24,17 +24,18 @@ REPS=${REPS:-10}
 IFS=';' read -ra runs <<<"$RUNS"
 IFS=';' read -ra envs <<<"${ENVS:-}"
 for r in "${runs[@]}"; do
-  read -r side mesh precision boundary solver <<<"$r"
+  read -r side mesh precision boundary solver order <<<"$r"
   boundary=${boundary:-periodic}
   solver=${solver:-fft}
+  order=${order:-lattice}
   for build in pm_bench_old pm_bench; do
     [ -x "$bundle/bin/$build" ] || continue
     [ "$build" = pm_bench_old ] && [ "${OLD:-1}" = 0 ] && continue
-    echo "build=$build $("$bundle/bin/$build" step "$side" "$mesh" "$precision" cuda "$REPS" "$boundary" "$solver" 2>&1)" |
+    echo "build=$build $("$bundle/bin/$build" step "$side" "$mesh" "$precision" cuda "$REPS" "$boundary" "$solver" "$order" 2>&1)" |
       tee -a "$out/pm.txt"
   done
   for e in "${envs[@]}"; do
-    echo "build=pm_bench $e $(env $e "$bundle/bin/pm_bench" step "$side" "$mesh" "$precision" cuda "$REPS" "$boundary" "$solver" 2>&1)" |
+    echo "build=pm_bench $e $(env $e "$bundle/bin/pm_bench" step "$side" "$mesh" "$precision" cuda "$REPS" "$boundary" "$solver" "$order" 2>&1)" |
       tee -a "$out/pm.txt"
   done
 done

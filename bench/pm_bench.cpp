@@ -1,9 +1,11 @@
 // B9 (../shared/design/BENCHMARKS.md): the particle-mesh engine's step. Usage:
-//   pm_bench step SIDE MESH PRECISION BACKEND [REPS [BOUNDARY [SOLVER]]]
+//   pm_bench step SIDE MESH PRECISION BACKEND [REPS [BOUNDARY [SOLVER [ORDER]]]]
 //   pm_bench planewave SIDE PRECISION BACKEND   (the plane-wave test at SIDE^3: below)
 // SIDE^3 particles (a lattice, each moved by up to a cell at random) in a periodic box of side 1
 // on a MESH^3 mesh (CIC, 4th-order differences), PRECISION single or double, BACKEND cpu or cuda,
-// BOUNDARY periodic (default) or isolated, SOLVER fft (default) or multigrid. Prints the fastest
+// BOUNDARY periodic (default) or isolated, SOLVER fft (default) or multigrid, ORDER lattice
+// (default: the particles in the lattice's row-major order, nearly cell order already) or shuffled
+// (a random permutation, as a simulation's particles are ordered once they have moved). Prints the fastest
 // of REPS (default 5) force evaluations with each phase's share (the uploads and downloads of the
 // GPU backend included in the total), and the fastest of REPS kick-drift-kick steps of the engine
 // (on the GPU with the particles kept there), its mesh forces and particle updates, and the mean
@@ -26,7 +28,7 @@ namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 template <class Real>
-int run(long side, int mesh, const std::string& backend, int reps, Boundary boundary, Solver solver) {
+int run(long side, int mesh, const std::string& backend, int reps, Boundary boundary, Solver solver, bool shuffled) {
   PmSettings s;
   s.mesh = mesh;
   s.box = 1.0;
@@ -52,6 +54,18 @@ int run(long side, int mesh, const std::string& backend, int reps, Boundary boun
     p.mass[i] = static_cast<Real>(1.0 / n);
     p.id[i] = i;
     p.status[i] = 0;
+  }
+  if (shuffled) {  // (Fisher-Yates, every array alike)
+    std::mt19937_64 order(2);
+    for (long i = n - 1; i > 0; --i) {
+      const long j = std::uniform_int_distribution<long>(0, i)(order);
+      for (int d = 0; d < 3; ++d) {
+        std::swap(p.x[d][i], p.x[d][j]);
+        std::swap(p.v[d][i], p.v[d][j]);
+      }
+      std::swap(p.mass[i], p.mass[j]);
+      std::swap(p.id[i], p.id[j]);
+    }
   }
   auto forces = backend == "cuda" ? make_cuda_mesh_forces<Real>(s) : make_cpu_mesh_forces<Real>(s);
   std::vector<Real> acc;
@@ -79,16 +93,16 @@ int run(long side, int mesh, const std::string& backend, int reps, Boundary boun
   }
   const PmTimings& last = engine.forces().timings();
   std::printf(
-      "mode=step backend=%s precision=%s particles=%ld mesh=%d boundary=%s solver=%s forces_seconds=%.6g "
+      "mode=step backend=%s precision=%s particles=%ld mesh=%d boundary=%s solver=%s order=%s forces_seconds=%.6g "
       "transfers_or_sort=%.6g assign=%.6g solve=%.6g gradient=%.6g interpolate=%.6g kdk_step_seconds=%.6g "
       "step_forces=%.6g step_updates=%.6g step_assign=%.6g step_solve=%.6g step_gradient=%.6g "
       "step_interpolate=%.6g multigrid_cycles=%d kdk_mean_seconds=%.6g sort_seconds_per_step=%.6g "
       "first_step_sort=%.6g\n",
       backend.c_str(), sizeof(Real) == 4 ? "single" : "double", n, mesh,
-      boundary == Boundary::periodic ? "periodic" : "isolated", solver == Solver::fft ? "fft" : "multigrid", best,
-      phases.sort, phases.assign, phases.solve, phases.gradient, phases.interpolate, step, step_forces, step_updates,
-      last.assign, last.solve, last.gradient, last.interpolate, phases.multigrid_cycles, all_steps / reps, sorts / reps,
-      first_sort);
+      boundary == Boundary::periodic ? "periodic" : "isolated", solver == Solver::fft ? "fft" : "multigrid",
+      shuffled ? "shuffled" : "lattice", best, phases.sort, phases.assign, phases.solve, phases.gradient,
+      phases.interpolate, step, step_forces, step_updates, last.assign, last.solve, last.gradient, last.interpolate,
+      phases.multigrid_cycles, all_steps / reps, sorts / reps, first_sort);
   return 0;
 }
 
@@ -147,9 +161,10 @@ int main(int argc, char** argv) {
                                  : plane_wave<double>(std::atol(argv[2]), backend);
   }
   if (argc < 6 || std::string(argv[1]) != "step") {
-    std::fprintf(stderr,
-                 "usage: pm_bench step SIDE MESH PRECISION BACKEND [REPS [BOUNDARY [SOLVER]]] | pm_bench planewave "
-                 "SIDE PRECISION BACKEND\n");
+    std::fprintf(
+        stderr,
+        "usage: pm_bench step SIDE MESH PRECISION BACKEND [REPS [BOUNDARY [SOLVER [ORDER]]]] | pm_bench planewave "
+        "SIDE PRECISION BACKEND\n");
     return 2;
   }
   const long side = std::atol(argv[2]);
@@ -157,9 +172,10 @@ int main(int argc, char** argv) {
   const std::string precision = argv[4], backend = argv[5];
   const Boundary boundary = argc > 7 && std::string(argv[7]) == "isolated" ? Boundary::isolated : Boundary::periodic;
   const Solver solver = argc > 8 && std::string(argv[8]) == "multigrid" ? Solver::multigrid : Solver::fft;
+  const bool shuffled = argc > 9 && std::string(argv[9]) == "shuffled";
   try {
-    return precision == "single" ? run<float>(side, mesh, backend, reps, boundary, solver)
-                                 : run<double>(side, mesh, backend, reps, boundary, solver);
+    return precision == "single" ? run<float>(side, mesh, backend, reps, boundary, solver, shuffled)
+                                 : run<double>(side, mesh, backend, reps, boundary, solver, shuffled);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pm_bench: %s\n", e.what());
     return 1;

@@ -15,9 +15,9 @@
 // events, so the device runs a step without waiting for the host.
 //
 // The deposit's global atomic adds bound it (the L2's atomic units), so a resident run keeps its
-// particles ordered by bricks of 8^3 cells (a radix sort by brick, undone for the host's copies)
-// and deposits brick by brick: each brick's particles into a tile of the brick's nodes in shared
-// memory, then one global add a node (Aubert et al. 2009 likewise assign by histogramming particles
+// particles ordered by bricks of 8^3 cells and by cell inside each brick (a radix sort by brick and
+// cell, undone for the host's copies) and deposits brick by brick: each brick's particles into a tile of the brick's
+// nodes in shared memory, then one global add a node (Aubert et al. 2009 likewise assign by histogramming particles
 // sorted with CUDPP rather than by atomic adds; Hockney & Eastwood's charge assignment is unchanged).
 // A particle that has drifted about kMargin cells out of its brick since the sort adds straight
 // into the mesh; the device counts
@@ -173,33 +173,37 @@ constexpr int kTile = kBrick + 2 + 2 * kMargin;  // nodes a side of a brick's ti
 constexpr int kStrayShare = 32;                  // sort again once 1/32 of the particles are strays
 constexpr int kMaxSortInterval = 64;             // and at least this often (the gather's order)
 
-// The brick of each particle's cell (bricks^3 of them, row-major), `bricks^3` for a particle off
-// the mesh; and its index, the sort's payload.
+// The sort key of each particle: its brick (bricks^3 of them, row-major; `bricks^3` for a particle
+// off the mesh) above its cell's place in the brick (row-major, `shift` = 9 bits; 0 where the key
+// would not fit 32 bits), so that the brick's particles are in cell order: a warp's neighbours in
+// the particles' pass and the deposit then share nodes and cache lines. And its index, the sort's
+// payload.
 template <class Real>
-__global__ void brick_key_kernel(MeshView m, Particles<Real> p, int bricks, unsigned* key, unsigned* index) {
+__global__ void brick_key_kernel(MeshView m, Particles<Real> p, int bricks, int shift, unsigned* key, unsigned* index) {
   const long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
   if (i >= p.count) return;
-  unsigned b = static_cast<unsigned>(bricks) * bricks * bricks;
+  unsigned b = static_cast<unsigned>(bricks) * bricks * bricks, cell = 0;
   if (p.status[i] == 0) {
     int c[3];
     for (int d = 0; d < 3; ++d) {
       const Real s = cell_units(m, p.x[d], i, d);
-      c[d] = min(max(static_cast<int>(floor(s)), 0), m.n - 1) / kBrick;
+      c[d] = min(max(static_cast<int>(floor(s)), 0), m.n - 1);
     }
-    b = (static_cast<unsigned>(c[0]) * bricks + c[1]) * bricks + c[2];
+    b = (static_cast<unsigned>(c[0] / kBrick) * bricks + c[1] / kBrick) * bricks + c[2] / kBrick;
+    cell = (static_cast<unsigned>(c[0] % kBrick) * kBrick + c[1] % kBrick) * kBrick + c[2] % kBrick;
   }
-  key[i] = b;
+  key[i] = shift > 0 ? (b << shift) | cell : b;
   index[i] = static_cast<unsigned>(i);
 }
 
 // The first sorted particle of each brick (and of the off-mesh bin after the last): a binary search.
-__global__ void brick_start_kernel(const unsigned* key, long count, unsigned bins, unsigned* start) {
+__global__ void brick_start_kernel(const unsigned* key, long count, unsigned bins, int shift, unsigned* start) {
   const unsigned b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b > bins) return;
   long lo = 0, hi = count;
   while (lo < hi) {
     const long mid = (lo + hi) / 2;
-    if (key[mid] < b)
+    if ((key[mid] >> shift) < b)
       lo = mid + 1;
     else
       hi = mid;
@@ -485,6 +489,9 @@ class CudaMeshForces final : public MeshForces<Real> {
     // SWARMFIT_PM_BRICKS=0: the plain deposit, to measure what the bricks give (pm_bench)
     const char* bricks = std::getenv("SWARMFIT_PM_BRICKS");
     use_bricks_ = !(bricks && std::string(bricks) == "0");
+    // SWARMFIT_PM_CELL_ORDER=0: a brick's particles in their earlier order, not by cell (pm_bench)
+    const char* cell_order = std::getenv("SWARMFIT_PM_CELL_ORDER");
+    cell_order_ = !(cell_order && std::string(cell_order) == "0");
     strays_.resize(1);
     unsigned long long* pinned = nullptr;
     check(cudaMallocHost(&pinned, sizeof(unsigned long long)), "cudaMallocHost");
@@ -634,8 +641,8 @@ class CudaMeshForces final : public MeshForces<Real> {
     return std::vector<double>(v.begin(), v.end());
   }
 
-  // The particles ordered by brick (a stable radix sort of their bricks' indices), every array
-  // permuted alike; perm_ keeps each slot's place in the host's order.
+  // The particles ordered by brick and cell (a stable radix sort of brick_key_kernel's keys), every
+  // array permuted alike; perm_ keeps each slot's place in the host's order.
   void sort_when_due() {
     const bool dense = 2 * static_cast<double>(count_) >= static_cast<double>(cells_);
     const bool due = !sorted_ || since_sort_ >= kMaxSortInterval ||
@@ -645,10 +652,14 @@ class CudaMeshForces final : public MeshForces<Real> {
       for (auto* b : {&key_[0], &key_[1], &index_[0], &index_[1], &perm_}) b->resize(np);
       start_.resize(bins_ + 1);
       if (!permuted_) identity_kernel<<<blocks(np), 256>>>(perm_.ptr, np);
-      brick_key_kernel<<<blocks(np), 256>>>(mesh_, particles(), bricks_, key_[0].ptr, index_[0].ptr);
-      launched("brick keys");
-      int bits = 0;
+      int bits = 0;  // (of the brick's index, the off-mesh bin included)
       while (bits < 32 && (1ull << bits) <= bins_) ++bits;
+      constexpr int kCellBits = 9;  // (a cell's place in its 8^3 brick)
+      static_assert(kBrick * kBrick * kBrick == 1 << kCellBits, "a brick's cells fill the key's low bits");
+      const int shift = bits + kCellBits <= 32 && cell_order_ ? kCellBits : 0;
+      bits += shift;
+      brick_key_kernel<<<blocks(np), 256>>>(mesh_, particles(), bricks_, shift, key_[0].ptr, index_[0].ptr);
+      launched("brick keys");
       std::size_t bytes = 0;
       check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, key_[0].ptr, key_[1].ptr, index_[0].ptr, index_[1].ptr, np,
                                             0, bits),
@@ -657,7 +668,7 @@ class CudaMeshForces final : public MeshForces<Real> {
       check(cub::DeviceRadixSort::SortPairs(sort_temp_.ptr, bytes, key_[0].ptr, key_[1].ptr, index_[0].ptr,
                                             index_[1].ptr, np, 0, bits),
             "sort");
-      brick_start_kernel<<<blocks(bins_ + 1), 256>>>(key_[1].ptr, np, bins_, start_.ptr);
+      brick_start_kernel<<<blocks(bins_ + 1), 256>>>(key_[1].ptr, np, bins_, shift, start_.ptr);
       launched("brick starts");
       reorder(index_[1].ptr, false);
       sorted_ = permuted_ = true;
@@ -855,7 +866,7 @@ class CudaMeshForces final : public MeshForces<Real> {
   Buffer<unsigned long long> strays_;  // (counted on the device, copied to host_strays_)
   std::unique_ptr<unsigned long long, PinnedFree> host_strays_;
   unsigned long long strays_last_ = 0;
-  bool use_bricks_ = true, sorted_ = false, permuted_ = false;
+  bool use_bricks_ = true, cell_order_ = true, sorted_ = false, permuted_ = false;
   Buffer<unsigned> key_[2], index_[2], start_, perm_;
   Buffer<char> sort_temp_;
   Buffer<Real> real_scratch_;
