@@ -4,13 +4,13 @@
 // SIDE^3 particles (a lattice, each moved by up to a cell at random) in a periodic box of side 1
 // on a MESH^3 mesh (CIC, 4th-order differences), PRECISION single or double, BACKEND cpu or cuda,
 // BOUNDARY periodic (default) or isolated, SOLVER fft (default) or multigrid, ORDER lattice
-// (default: the particles in the lattice's row-major order, nearly cell order already) or shuffled
-// (a random permutation, as a simulation's particles are ordered once they have moved). Prints the fastest
-// of REPS (default 5) force evaluations with each phase's share (the uploads and downloads of the
-// GPU backend included in the total), and the fastest of REPS kick-drift-kick steps of the engine
-// (on the GPU with the particles kept there), its mesh forces and particle updates, and the mean
-// of the REPS steps (with any sort by brick the GPU makes once its particles stray from their
-// bricks; the first step's sort is printed on its own).
+// (default: the particles in the lattice's row-major order, nearly cell order already) or
+// shuffled (a random permutation, as a simulation's particles are ordered once they have moved).
+// Prints the fastest of REPS (default 5) force evaluations with each phase's share (the uploads
+// and downloads of the GPU backend included in the total), and the fastest of REPS kick-drift-kick
+// steps of the engine (on the GPU with the particles kept there), its mesh forces and particle
+// updates, and the mean of the REPS steps (with any sort by brick the GPU makes once its particles
+// stray from their bricks; the first step's sort is printed on its own).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -15,10 +15,11 @@
 // events, so the device runs a step without waiting for the host.
 //
 // The deposit's global atomic adds bound it (the L2's atomic units), so a resident run keeps its
-// particles ordered by bricks of 8^3 cells and by cell inside each brick (a radix sort by brick and
-// cell, undone for the host's copies) and deposits brick by brick: each brick's particles into a tile of the brick's
-// nodes in shared memory, then one global add a node (Aubert et al. 2009 likewise assign by histogramming particles
-// sorted with CUDPP rather than by atomic adds; Hockney & Eastwood's charge assignment is unchanged).
+// particles ordered by bricks of 8^3 cells and by cell inside each brick (a radix sort by brick
+// and cell, undone for the host's copies) and deposits brick by brick: each brick's particles into
+// a tile of the brick's nodes in shared memory, then one global add a node (Aubert et al. 2009
+// likewise assign by histogramming particles sorted with CUDPP rather than by atomic adds; Hockney
+// & Eastwood's charge assignment is unchanged).
 // A particle that has drifted about kMargin cells out of its brick since the sort adds straight
 // into the mesh; the device counts
 // those strays, and the particles are sorted again once they are more than 1/kStrayShare of them
