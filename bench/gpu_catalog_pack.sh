@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # Issue 33: the packing gain on one GPU: the whole archive catalog, fixed work (GEN generations per
-# target), one target after another (--jobs 1 --pack off) against all at once packed (--jobs N --pack on).
-# Run on the device machine from the repository root, with .gpu/ holding bin/swarmfit.xz (a stripped
-# sm_90 build), libs.tar.xz and run (../shared/tools/gpu-bundle), and full.tar.xz, the catalog made
-# here: mkdir -p full/archive && cp ../shared/catalogs/exoplanet-archive-rv/{*.sys,*.vels,planets.csv}
-# full/archive/ && sed 's|^folder = .*|folder = archive|' examples/catalog/archive.cfg > full/archive.cfg
-# && tar cJf .gpu/full.tar.xz full (C1's settings; GEN and OPT override its generations). Settings: GEN, OPT, JOBS, LIMIT (s per run; LIMIT_<mode> for one mode), MODES (packed seq conc),
-# DROP (targets left out, e.g. 55Cnc), TARGETS, EXTRA (more keys), HOST_TARGETS (targets fitted on
-# the host's CPU cores instead, `backend = cpu` in a [target NAME] section each: the slowest ones,
-# whose single-thread GPU integrations bound the packed run; use with MODES=auto, as --pack on
-# would pack their CPU batches one launch at a time), SEQ_TARGETS (comma-separated: the targets of
-# the `seq` mode, a random sample for its per-target time; default all), and mode `rule`: C1, the
-# description's own stopping rule (no GEN, OPT; RULE_TARGETS, default all) with --jobs JOBS --pack on, into
-# build-c1/rule under the repository root (kept on a warm machine: a second call resumes it), then
-# each target's state (result.csv, or `swarmfit summary` of an unfinished run.h5) in
+# target), one target after another (--jobs 1 --pack off) against all at once packed (--jobs N
+# --pack on); and C1's run to the stopping rule.
+# Run on the device machine from the repository root, with .gpu/ holding bin/swarmfit.xz (a
+# stripped sm_90 build), libs.tar.xz and run (../shared/tools/gpu-bundle), and full.tar.xz, the
+# catalog made here: mkdir -p full/archive && cp
+# ../shared/catalogs/exoplanet-archive-rv/{*.sys,*.vels,planets.csv} full/archive/ && sed
+# 's|^folder = .*|folder = archive|' examples/catalog/archive.cfg > full/archive.cfg && tar cJf
+# .gpu/full.tar.xz full (C1's settings; GEN and OPT override its generations).
+# Settings:
+#   GEN, OPT       generations and optimiser iterations of the fixed-work modes (100, 100)
+#   JOBS           targets at once (512)
+#   MODES          packed, auto, conc, seq, rule (default "packed seq")
+#   LIMIT          seconds a run (500); LIMIT_<mode> for one mode
+#   DROP           targets whose files are removed (e.g. 55Cnc)
+#   TARGETS        comma-separated targets of every mode but `rule`
+#   SEQ_TARGETS    the targets of `seq` (a random sample, for its per-target time; default TARGETS)
+#   RULE_TARGETS   the targets of `rule` (default all)
+#   EXTRA          more key=value settings
+#   DMON=1         nvidia-smi dmon (utilisation, power, clocks) every second beside each run
+#   HOST_TARGETS   targets fitted on the host's CPU cores instead (`backend = cpu` in a [target
+#                  NAME] section each: the slowest ones, whose single-thread GPU integrations bound
+#                  the packed run; with MODES=auto, as --pack on would pack their CPU batches one
+#                  launch at a time)
+# Mode `rule` is C1: the description's own stopping rule (no GEN, OPT) with --jobs JOBS --pack on,
+# into build-c1/rule under the repository root (kept on a warm machine: a second call resumes
+# it), then each target's state (result.csv, or `swarmfit summary` of an unfinished run.h5) in
 # rule_progress.txt. Results in $OUT/pack.tar.
 set -uo pipefail
 out=${OUT:-/tmp/out}; r=/tmp/packr; mkdir -p "$out" $r
@@ -44,8 +56,11 @@ for mode in ${MODES:-packed seq}; do
           dir=$root/build-c1/rule; mkdir -p "$root/build-c1";;
   esac
   limit=LIMIT_$mode; limit=${!limit:-${LIMIT:-500}}  # (LIMIT_packed, LIMIT_seq, ...: per mode)
+  # DMON=1: the card's utilisation, power and clocks every second beside the run (is it busy?)
+  dmon=; [ "${DMON:-0}" = 1 ] && { nvidia-smi dmon -s puc -d 1 > $r/dmon_$mode.txt 2>&1 & dmon=$!; }
   /usr/bin/time -f "$mode wall %e s" timeout -s TERM $limit ../run swarmfit catalog --config archive.cfg \
     --output $dir $flags ${targets:+--targets $targets} $mkeys > $r/$mode.log 2>&1; echo "rc $?" >> $r/$mode.log
+  [ -n "$dmon" ] && kill $dmon
   grep -E "packing:|fitted now|swarmfit catalog|wall|rc " $r/$mode.log | tail -5
   cp $dir/summary.csv $r/summary_$mode.csv 2>/dev/null
   if [ $mode = rule ]; then  # (each target: done, or how far its run file got; 16 at once)
