@@ -129,11 +129,11 @@ StepCheck settle_time_step(const Dataset& data, const PlanetaryModel& model, Lik
   // of the next).
   for (int k = 1; k <= kMaxStepHalvings; ++k) {
     const double step = std::ldexp(first, -k);
-    if (!(duration / step <= kMaxModelSteps))
+    if (!(duration / (0.5 * step) <= kMaxRefinedSteps))  // (the finer model of this halving)
       throw InputError(integrator_origin + ": key 'integrator': " + settings.integrator + " at " +
                        std::to_string(check.time_step) + " d still changes the model at half the step by " +
-                       std::to_string(check.worst()) + " data errors, and a finer step takes more than 1e8 steps: " +
-                       "set time_step explicitly or choose another integrator");
+                       std::to_string(check.worst()) + " data errors, and a finer step's model takes more than " +
+                       "1e7 steps: set time_step explicitly or choose another integrator");
     coarse = std::move(fine);
     fine = model_at(data, model, at_step(settings, 0.5 * step), params);
     StepCheck next = compare(data, coarse, fine, true);

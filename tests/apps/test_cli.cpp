@@ -1514,6 +1514,30 @@ TEST_F(CatalogCli, ArchiveHandfulAgreesWithThePlanetTable) {
   EXPECT_EQ(planets, 5);
 }
 
+// GJ 581 of the archive (skipped where it is absent): at the planet table's values its model does
+// not settle as the step shrinks (0.1 data errors are never reached), so the step check refuses it;
+// it stops where the finer model would take more than kMaxRefinedSteps, two halvings before its
+// last (kMaxStepHalvings), instead of integrating the two costliest models of the refinement.
+TEST_F(CatalogCli, ArchiveTargetWhoseModelNeverSettlesIsRefusedAtTheRefinementCap) {
+  const fs::path folder = fs::path(SWARMFIT_SOURCE_DIR) / ".." / "shared" / "catalogs" / "exoplanet-archive-rv";
+  if (!fs::exists(folder / "GJ581.sys")) GTEST_SKIP() << "no ../shared/catalogs/exoplanet-archive-rv here";
+  const std::string description = write("archive.cfg", "folder = " + folder.string() + "\nplanets = planets.csv\n");
+  const fs::path out = dir_ / "out";
+  const Result r = run("catalog --check --config " + description + " --output " + out.string() + " --targets GJ581");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string report = slurp(out / "report.txt");
+  const std::size_t at = report.find("GJ581 (");
+  ASSERT_NE(at, std::string::npos) << report;
+  const std::string line = report.substr(at, report.find('\n', at) - at);
+  EXPECT_NE(line.find("skipped: its configuration is refused"), std::string::npos) << line;
+  EXPECT_NE(line.find("a finer step's model takes more than 1e7 steps"), std::string::npos) << line;
+  const std::size_t step_at = line.find("mvs at ");
+  ASSERT_NE(step_at, std::string::npos) << line;
+  const double step = std::stod(line.substr(step_at + 7));
+  const double smallest = 3.149 / 20 / 1024;  // (GJ 581 e's period over 20, halved kMaxStepHalvings times)
+  EXPECT_GE(step, 3.9 * smallest) << line;
+}
+
 // Three targets fitted at once (--jobs 3, threads) give the summary of one after another.
 TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
   const std::string catalog = make_catalog();

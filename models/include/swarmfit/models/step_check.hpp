@@ -18,6 +18,12 @@ constexpr double kStepCheckTolerance = 0.1;  // of the data's errors
 // the shortest periods take ~1e6). The step check's refinement stops there too.
 constexpr double kMaxModelSteps = 1e8;
 constexpr int kMaxStepHalvings = 10;  // a default step is refined at most 2^10 times
+// and no further than where the model at half the step would take more than this many steps: ten
+// times what the longest published RV series at the shortest periods need. A default step that
+// still fails there belongs to a model that does not settle as the step shrinks (one chaotic at the
+// configuration's values), and each halving costs as much as all before it: the last ones were
+// nearly all of a catalog's set-up, spent on a target refused anyway.
+constexpr double kMaxRefinedSteps = 1e7;
 // step_choice = largest: a default step is widened at most 2^2 times (the Kepler-splitting
 // schemes' P / 20 to P / 5: past that a step no longer resolves the shortest orbit, and the check
 // at one parameter set would be all that stands between the fit and a wrong map).
