@@ -1299,7 +1299,10 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     // so such a fit takes no seat (a seat no batch fills would hold every round to pack_wait).
     const boost::program_options::variables_map& vm = configs[k]->vm;
     const bool mean = vm.count("ephemeris") && vm["ephemeris"].as<std::string>() == "mean";
-    if (!packable || !wanted || mean) continue;
+    // A target whose batches may run a thread per body on the GPU (55 Cnc's six bodies) keeps its
+    // own launches, as it would alone (likelihood.hpp, cuda_body_layout_possible), and no seat.
+    const bool own = l.backend == "cuda" && cuda_body_layout_possible(l, configs[k]->model->num_bodies());
+    if (!packable || !wanted || mean || own) continue;
     std::shared_ptr<LaunchPacker>& packer = packers[l.backend];
     // On the GPU a round's launches run at once, each on its stream: fast targets need not wait for slow ones.
     if (!packer) packer = std::make_shared<LaunchPacker>(settings.pack_wait, l.backend == "cuda");

@@ -215,9 +215,18 @@ void LikelihoodProblem::offsets_and_jitters(const double* params, long n, std::v
     }
 }
 
+bool cuda_body_layout_possible(const LikelihoodSettings& s, int num_bodies) {
+  if (s.integrator != "mvs" || !s.mvs_jacobi || s.cuda_layout == CudaLayout::kThreadPerSystem) return false;
+  return s.cuda_layout == CudaLayout::kThreadPerBody || num_bodies >= kCudaBodyLayoutFrom;
+}
+
 bool LikelihoodProblem::packed(const ModelCurves* curves) const {
-  // A reproducible CUDA run sets its systems up on the host and uses the strict kernels: not packed.
-  return settings_.packer && !curves && !ephemeris_ && (settings_.backend == "cpu" || !settings_.reproducible);
+  // A reproducible CUDA run sets its systems up on the host and uses the strict kernels: not packed;
+  // nor one whose batches may run a thread per body (cuda_body_layout_possible).
+  if (settings_.backend == "cuda" &&
+      (settings_.reproducible || cuda_body_layout_possible(settings_, model_.num_bodies())))
+    return false;
+  return settings_.packer && !curves && !ephemeris_;
 }
 
 void LikelihoodProblem::evaluate(const double* params, long n, double* log_likelihood, int* status, ModelCurves* curves,

@@ -33,12 +33,12 @@ constexpr int kTableRows = 7;
 // its step (a resonant chain's fit: TRAPPIST-1, 192 systems a launch), so that a launch lasts one
 // system's steps done a body a thread instead of one thread's whole integration; a thread per
 // system where the systems alone fill the device or have few bodies (one thread's drifts of 2-3
-// planets interleave; the body threads' exchanges cost more). The bound of 5 bodies is where the
+// planets interleave; the body threads' exchanges cost more). The bound of kCudaBodyLayoutFrom
+// (likelihood.hpp) bodies is where the
 // body kernel measured faster, and 352 body threads per multiprocessor where a thread per system
 // catches up with it (bench/RESULTS.md, "One H100, 2026-11-28 morning", "One H200, 2026-11-28:
 // gradient moves").
 constexpr long kBodyLayoutThreadsPerSm = 352;
-constexpr int kBodyLayoutFrom = 5;  // bodies
 RunRequest with_layout(const RunRequest& request, long systems, int bodies) {
   RunRequest r = request;
   if (r.cuda_layout != CudaLayout::kAuto) return r;
@@ -46,7 +46,7 @@ RunRequest with_layout(const RunRequest& request, long systems, int bodies) {
   SWARMFIT_CUDA_CHECK(cudaGetDevice(&device));
   SWARMFIT_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
   r.cuda_layout =
-      bodies >= kBodyLayoutFrom && systems * bodies <= static_cast<long>(multiprocessors) * kBodyLayoutThreadsPerSm
+      bodies >= kCudaBodyLayoutFrom && systems * bodies <= static_cast<long>(multiprocessors) * kBodyLayoutThreadsPerSm
           ? CudaLayout::kThreadPerBody
           : CudaLayout::kThreadPerSystem;
   return r;

@@ -203,5 +203,24 @@ TEST(Packing, AnIdleSeatHoldsARoundBackOnlyMaxWait) {
   EXPECT_EQ(packer->stats().rounds, 1);
 }
 
+// Packed launches run a thread per system; a problem whose batches may run a thread per body on
+// the GPU (cuda_layout body, or auto from kCudaBodyLayoutFrom bodies, mvs in Jacobi coordinates)
+// is left out of the packs (LikelihoodProblem::packed, the catalog), so that its chain is the one
+// it gives alone.
+TEST(Packing, ProblemsThatMayRunAThreadPerBodyAreNotPacked) {
+  LikelihoodSettings s;  // mvs, Jacobi, auto
+  EXPECT_FALSE(cuda_body_layout_possible(s, kCudaBodyLayoutFrom - 1));
+  EXPECT_TRUE(cuda_body_layout_possible(s, kCudaBodyLayoutFrom));
+  s.cuda_layout = CudaLayout::kThreadPerSystem;
+  EXPECT_FALSE(cuda_body_layout_possible(s, 8));
+  s.cuda_layout = CudaLayout::kThreadPerBody;
+  EXPECT_TRUE(cuda_body_layout_possible(s, 3));
+  s.mvs_jacobi = false;  // democratic heliocentric: no likelihood body kernel
+  EXPECT_FALSE(cuda_body_layout_possible(s, 8));
+  s.mvs_jacobi = true;
+  s.integrator = "hermite";
+  EXPECT_FALSE(cuda_body_layout_possible(s, 8));
+}
+
 }  // namespace
 }  // namespace swarmfit

@@ -54,6 +54,12 @@ struct LikelihoodSettings {
   static MonitorParams default_monitors();
 };
 
+// Whether a problem's batches may run a thread per body on the GPU (cuda_layout body, or auto with
+// kCudaBodyLayoutFrom bodies or more; mvs in Jacobi coordinates, the one likelihood body kernel).
+// Such a problem is not packed: a packed launch would run it a thread per system, slower, and its
+// chain would not be the one it gives alone.
+bool cuda_body_layout_possible(const LikelihoodSettings& settings, int num_bodies);
+
 // A scheme's default step as a fraction of the shortest period. Kepler-splitting schemes (mvs, whfast,
 // saba4) integrate the Keplerian motion exactly and err by O(eps h^2) (Wisdom & Holman 1991):
 // 1/20, as TTVFast users do (bench/RESULTS.md). The others integrate the orbit itself, with

@@ -12,6 +12,11 @@
 
 namespace swarmfit {
 
+// cuda_layout = auto takes a thread per body (for mvs in Jacobi coordinates) from this many bodies
+// in batches that cannot fill the GPU a thread per system (likelihood_cuda.cu, with_layout).
+// Packed launches (likelihood_packing.hpp) have no such kernel: they run a thread per system.
+constexpr int kCudaBodyLayoutFrom = 5;
+
 // One likelihood pass: integrates every system to request.destination_time with the likelihood
 // observer, which writes tables.log_likelihood[system] (and the model curves where asked); the
 // status codes land in the ensemble. Systems of 2 to kMaxObservedBodies bodies. The CUDA version
