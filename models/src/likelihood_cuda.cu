@@ -34,10 +34,9 @@ constexpr int kTableRows = 7;
 // system's steps done a body a thread instead of one thread's whole integration; a thread per
 // system where the systems alone fill the device or have few bodies (one thread's drifts of 2-3
 // planets interleave; the body threads' exchanges cost more). The bound of kCudaBodyLayoutFrom
-// (likelihood.hpp) bodies is where the
-// body kernel measured faster, and 352 body threads per multiprocessor where a thread per system
-// catches up with it (bench/RESULTS.md, "One H100, 2026-11-28 morning", "One H200, 2026-11-28:
-// gradient moves").
+// bodies (likelihood_kernels.hpp) is where the body kernel measured faster, and 352 body threads
+// per multiprocessor where a thread per system catches up with it (bench/RESULTS.md, "One H100,
+// 2026-11-28 morning", "One H200, 2026-11-28: gradient moves").
 constexpr long kBodyLayoutThreadsPerSm = 352;
 RunRequest with_layout(const RunRequest& request, long systems, int bodies) {
   RunRequest r = request;

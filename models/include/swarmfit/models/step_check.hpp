@@ -15,7 +15,7 @@ namespace swarmfit {
 constexpr double kStepCheckTolerance = 0.1;  // of the data's errors
 // Steps of one model integration (one parameter set over the data's span) past which a
 // configuration is refused: no fit or prediction needs more (the longest published RV series at
-// the shortest periods take ~1e6). The step check's refinement stops there too.
+// the shortest periods take ~1e6).
 constexpr double kMaxModelSteps = 1e8;
 constexpr int kMaxStepHalvings = 10;  // a default step is refined at most 2^10 times
 // and no further than where the model at half the step would take more than this many steps: ten
