@@ -61,7 +61,7 @@ for mode in ${MODES:-packed seq}; do
   /usr/bin/time -f "$mode wall %e s" timeout -s TERM $limit ../run swarmfit catalog --config archive.cfg \
     --output $dir $flags ${targets:+--targets $targets} $mkeys > $r/$mode.log 2>&1; echo "rc $?" >> $r/$mode.log
   [ -n "$dmon" ] && kill $dmon
-  grep -E "packing:|fitted now|swarmfit catalog|wall|rc " $r/$mode.log | tail -5
+  grep -E "packing|fitted now|swarmfit catalog|wall|rc " $r/$mode.log | tail -6
   cp $dir/summary.csv $r/summary_$mode.csv 2>/dev/null
   if [ $mode = rule ]; then  # (each target: done, or how far its run file got; 16 at once)
     progress() {

@@ -1307,6 +1307,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     // On the GPU a round's launches run at once, each on its stream: fast targets need not wait for slow ones.
     if (!packer) packer = std::make_shared<LaunchPacker>(settings.pack_wait, l.backend == "cuda");
     l.packer = packer;
+    l.packing_label = outcome.targets[k].name;
   }
   if (settings.primary) write_text((fs::path(settings.output) / "report.txt").string(), report_text(outcome.targets));
   if (settings.check_only) {
@@ -1490,6 +1491,22 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
                   double(outcome.packing.batches) / outcome.packing.rounds, outcome.packing.waited,
                   1e3 * packers.begin()->second->max_wait(), outcome.packing.launches, outcome.packing.seconds);
     say(line);
+    // The targets longest in the packer, where their time went: waiting for their launches, or in
+    // launches (as long as each launch's slowest system). The longest bounds the catalog.
+    std::vector<std::pair<std::string, PackedTime>> times;
+    for (const auto& entry : packers)
+      for (const auto& [name, t] : entry.second->times()) times.emplace_back(name, t);
+    std::sort(times.begin(), times.end(), [](const auto& a, const auto& b) {
+      return a.second.waiting + a.second.launched > b.second.waiting + b.second.launched;
+    });
+    std::string longest = "packing, the longest targets:";
+    for (std::size_t k = 0; k < std::min<std::size_t>(times.size(), 5); ++k) {
+      char part[200];
+      std::snprintf(part, sizeof part, "%s %s %ld batches, %.1f s waiting, %.1f s in launches", k ? ";" : "",
+                    times[k].first.c_str(), times[k].second.batches, times[k].second.waiting, times[k].second.launched);
+      longest += part;
+    }
+    say(longest);
   }
   if (outcome.interrupted) return outcome;  // (under MPI the launcher stops the other ranks)
   if (settings.barrier) settings.barrier();

@@ -156,6 +156,11 @@ PackingStats LaunchPacker::stats() const {
   return stats_;
 }
 
+std::map<std::string, PackedTime> LaunchPacker::times() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return times_;
+}
+
 void LaunchPacker::form_round() {
   // Launches by scheme, body count and cost bin: log2 of (steps x bodies^2), the work of one
   // system, whose slowest member sets a launch's length.
@@ -184,13 +189,16 @@ void LaunchPacker::run_launch(Launch& launch, std::unique_lock<std::mutex>& lock
   std::exception_ptr error;
   DeviceTiming timing;
   lock.unlock();
+  std::chrono::steady_clock::time_point started;
   try {
     std::unique_lock<std::mutex> serial(serial_, std::defer_lock);
     if (!concurrent_) serial.lock();
+    started = std::chrono::steady_clock::now();
     timing = evaluate_packed(requests, &stats);
   } catch (...) {
     error = std::current_exception();
   }
+  const auto ended = std::chrono::steady_clock::now();
   lock.lock();
   batches_running_ -= static_cast<long>(launch.members.size());
   stats_.launches += stats.launches;
@@ -200,6 +208,8 @@ void LaunchPacker::run_launch(Launch& launch, std::unique_lock<std::mutex>& lock
   for (Pending* p : launch.members) {
     p->error = error;
     p->timing = timing;
+    p->started = started;
+    p->ended = ended;
     p->done = true;
     p->wake.notify_one();
   }
@@ -232,6 +242,12 @@ void LaunchPacker::evaluate(const LikelihoodProblem& problem, const double* para
       continue;
     }
     me.wake.wait_until(lock, oldest + wait);
+  }
+  if (!me.error) {
+    PackedTime& t = times_[problem.settings().packing_label];
+    ++t.batches;
+    t.waiting += std::chrono::duration<double>(me.started - me.since).count();
+    t.launched += std::chrono::duration<double>(me.ended - me.started).count();
   }
   if (me.error) std::rethrow_exception(me.error);
   if (timing) *timing = me.timing;

@@ -1558,6 +1558,20 @@ TEST_F(CatalogCli, TargetsFittedAtOnceGiveTheSummaryOfOneAfterAnother) {
   long batches = 0, rounds = 0;
   ASSERT_EQ(std::sscanf(p.out.c_str() + at, "packing: %ld batches of the targets in %ld rounds", &batches, &rounds), 2);
   EXPECT_LT(rounds, batches) << "no round held more than one target's batch: " << p.out.substr(at, 200);
+  // Where the longest targets' time went, each with its batches.
+  const std::size_t longest = p.out.find("packing, the longest targets: ");
+  ASSERT_NE(longest, std::string::npos) << p.out;
+  char name[64];
+  long target_batches = 0;
+  double waiting = -1, launched = -1;
+  ASSERT_EQ(std::sscanf(p.out.c_str() + longest, "packing, the longest targets: %63s %ld batches, %lf s waiting, %lf s",
+                        name, &target_batches, &waiting, &launched),
+            4)
+      << p.out.substr(longest, 300);
+  EXPECT_GT(target_batches, 0);
+  EXPECT_LE(target_batches, batches);
+  EXPECT_GE(waiting, 0.0);
+  EXPECT_GE(launched, 0.0);
   EXPECT_EQ(summary_without_time(packed), summary_without_time(one));
   for (const char* target : {"Alpha", "Delta", "Epsilon"}) {
     const swarmfit::RunRecord a = swarmfit::read_run((packed / "targets" / target / "run.h5").string());

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "model_test_support.hpp"
@@ -140,9 +142,11 @@ void packed_launches_match(const std::string& backend) {
     SCOPED_TRACE(concurrent);
     auto packer = std::make_shared<LaunchPacker>(30.0, concurrent);  // a round waits for every seated thread
     std::vector<std::unique_ptr<LikelihoodProblem>> packed_problems;
-    for (Case& c : all) {
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const Case& c = all[k];
       LikelihoodSettings s = c.problem->settings();
       s.packer = packer;
+      s.packing_label = "problem " + std::to_string(k);
       packed_problems.push_back(std::make_unique<LikelihoodProblem>(c.data, *c.model, s, c.truth));
     }
     std::vector<std::thread> threads;
@@ -175,6 +179,17 @@ void packed_launches_match(const std::string& backend) {
     EXPECT_LE(p.rounds, 12);
     EXPECT_GE(p.launches, 9);  // at least the three launches of evaluate_packed, three times
     EXPECT_LE(p.launches, 12);
+    // Each problem's time, booked under its label: its three batches, each in a launch that took
+    // time; the sum of the launches' times within the packer's (each launch booked by each member).
+    const std::map<std::string, PackedTime> times = packer->times();
+    ASSERT_EQ(times.size(), all.size());
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const PackedTime& t = times.at("problem " + std::to_string(k));
+      EXPECT_EQ(t.batches, 3) << k;
+      EXPECT_GE(t.waiting, 0.0) << k;
+      EXPECT_GT(t.launched, 0.0) << k;
+      EXPECT_LE(t.launched, p.seconds * 1.001 + 1e-3) << k;
+    }
   }
 }
 

@@ -49,6 +49,8 @@ struct LikelihoodSettings {
   // Set (the catalog's packing, likelihood_packing.hpp): the batches go to this packer, which
   // runs them in launches shared with other problems' batches (same ln L and status, bitwise).
   std::shared_ptr<LaunchPacker> packer;
+  // With a packer: the name its time is booked under (LaunchPacker::times; the catalog's target).
+  std::string packing_label;
 
   static double units_solar_radius();
   static MonitorParams default_monitors();

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,15 @@ struct PackingStats {
   long batches = 0;   // problems' batches served
   long systems = 0;
   double seconds = 0;  // inside evaluate_packed
+};
+
+// One problem's share of a packer's time (LaunchPacker::times): its batches, the seconds they
+// waited from their arrival to their launch's start (a round to form, the launching thread to
+// wake), and the seconds their launches ran, each lasting as long as the launch's slowest system.
+// Where a slow target spends its time in a packed catalog, which bounds the catalog's.
+struct PackedTime {
+  long batches = 0;
+  double waiting = 0, launched = 0;
 };
 
 // Every request at once, grouped by scheme and body count, one launch per group, on the backend
@@ -76,6 +86,8 @@ class LaunchPacker {
                 DeviceTiming* timing = nullptr);
 
   PackingStats stats() const;
+  // Per LikelihoodSettings::packing_label of the problems served.
+  std::map<std::string, PackedTime> times() const;
   double max_wait() const { return max_wait_; }
 
  private:
@@ -85,8 +97,8 @@ class LaunchPacker {
     // at every batch and launch (they then queued on mutex_, one by one).
     std::condition_variable wake;
     PackedRequest request;
-    std::chrono::steady_clock::time_point since;
-    std::shared_ptr<Launch> launch;  // set when its round forms
+    std::chrono::steady_clock::time_point since, started, ended;  // arrival; its launch's start and end
+    std::shared_ptr<Launch> launch;                               // set when its round forms
     bool done = false;
     std::exception_ptr error;
     DeviceTiming timing;
@@ -107,6 +119,7 @@ class LaunchPacker {
   int seats_ = 0;
   long batches_running_ = 0;
   PackingStats stats_;
+  std::map<std::string, PackedTime> times_;
 };
 
 }  // namespace swarmfit
