@@ -235,6 +235,22 @@ TEST(Packing, ProblemsThatMayRunAThreadPerBodyAreNotPacked) {
   s.mvs_jacobi = true;
   s.integrator = "hermite";
   EXPECT_FALSE(cuda_body_layout_possible(s, 8));
+  // And the problem itself declines its packer (built without a device: the GPU pipeline is made
+  // at the first evaluation). A two-planet mvs problem on cuda: packed a thread per system, not
+  // with layout body; on the cpu packed whatever the layout.
+  const std::vector<Case> all = cases("cpu");
+  auto packer = std::make_shared<LaunchPacker>(0.05, true);
+  auto packs = [&](const std::string& backend, CudaLayout layout) {
+    LikelihoodSettings l = all[0].problem->settings();
+    l.backend = backend;
+    l.cuda_layout = layout;
+    l.packer = packer;
+    return LikelihoodProblem(all[0].data, *all[0].model, l, all[0].truth).packed(nullptr);
+  };
+  EXPECT_TRUE(packs("cuda", CudaLayout::kAuto));  // 3 bodies
+  EXPECT_TRUE(packs("cuda", CudaLayout::kThreadPerSystem));
+  EXPECT_FALSE(packs("cuda", CudaLayout::kThreadPerBody));
+  EXPECT_TRUE(packs("cpu", CudaLayout::kThreadPerBody));
 }
 
 }  // namespace
