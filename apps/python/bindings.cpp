@@ -685,7 +685,8 @@ NB_MODULE(_core, m) {
   m.def(
       "catalog",
       [](const std::string& description, const std::string& output, const std::vector<std::string>& overrides,
-         const std::vector<std::string>& only, long max_targets, int jobs, const std::string& pack, bool check) {
+         const std::vector<std::string>& only, long max_targets, int jobs, const std::string& pack, bool check,
+         int host_targets) {
         CatalogSettings s;
         s.description = description;
         s.output = output;
@@ -695,6 +696,7 @@ NB_MODULE(_core, m) {
         s.jobs = jobs;
         s.pack = pack;
         s.check_only = check;
+        s.host_targets = host_targets;
         CatalogOutcome r;
         {
           nb::gil_scoped_release release;
@@ -717,5 +719,6 @@ NB_MODULE(_core, m) {
         d["report"] = output + "/report.txt";
         return d;
       },
-      "description"_a, "output"_a, "overrides"_a, "only"_a, "max_targets"_a, "jobs"_a, "pack"_a, "check"_a);
+      "description"_a, "output"_a, "overrides"_a, "only"_a, "max_targets"_a, "jobs"_a, "pack"_a, "check"_a,
+      "host_targets"_a);
 }

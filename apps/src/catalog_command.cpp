@@ -40,13 +40,16 @@ int catalog_command(int argc, char** argv) {
       "auto, on or off: the batches of the targets fitted at once share launches (auto: with --jobs > 1 on "
       "backend=cuda)")("pack-wait", po::value<double>(&pack_wait_ms),
                        "packed: ms a round of launches waits for a fit busy on the host (default 50)")(
+      "host-targets", po::value<int>(&s.host_targets),
+      "backend=cuda: the N targets with the longest integration of one system are fitted on the host's CPU cores "
+      "instead (sharing them), the GPU fitting the rest (default 0)")(
       "check", po::bool_switch(&check), "read and check every target, write the report and configurations; no fit")(
       "no-report", po::bool_switch(&no_report), "no browser report (OUTPUT/report/index.html) at the end");
   po::variables_map vm;
   parse_command_line(argc, argv, options, &s.overrides, vm);
   if (vm.count("help")) {
     std::cout << "usage: swarmfit catalog --config FILE --output DIR [--targets A,B] [--max-targets N] [--jobs N] "
-                 "[--pack auto|on|off] [--pack-wait MS] [--check] "
+                 "[--pack auto|on|off] [--pack-wait MS] [--host-targets N] [--check] "
                  "[key=value ...]\n"
               << options
               << "\nThe key=value overrides apply to every target (fit and model keys, as `swarmfit "

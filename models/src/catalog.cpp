@@ -1,5 +1,7 @@
 #include "swarmfit/models/catalog.hpp"
 
+#include <omp.h>
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
@@ -1132,8 +1134,34 @@ std::string catalog_target_config(const CatalogTarget& t, const std::vector<std:
   return out.str() + priors.str();
 }
 
+std::vector<long> share_in_proportion(const std::vector<double>& weights, long total) {
+  const std::size_t n = weights.size();
+  std::vector<long> shares(n, 1);
+  const long rest = total - static_cast<long>(n);
+  if (n == 0 || rest <= 0) return shares;
+  double sum = 0;
+  for (const double w : weights) sum += std::max(0.0, w);
+  std::vector<double> quota(n);
+  long given = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    quota[i] = sum > 0 ? rest * std::max(0.0, weights[i]) / sum : static_cast<double>(rest) / n;
+    const long whole = std::min(rest - given, static_cast<long>(std::floor(quota[i])));
+    shares[i] += whole;
+    given += whole;
+    quota[i] -= static_cast<double>(whole);
+  }
+  // Hamilton's largest remainders: the units left go to the largest fractions (the first on ties).
+  std::vector<std::size_t> by(n);
+  std::iota(by.begin(), by.end(), std::size_t{0});
+  std::stable_sort(by.begin(), by.end(), [&](std::size_t a, std::size_t b) { return quota[a] > quota[b]; });
+  for (std::size_t j = 0; given < rest; j = (j + 1) % n, ++given) ++shares[by[j]];
+  return shares;
+}
+
 CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbacks& callbacks) {
   if (settings.jobs < 1 || settings.jobs > 1024) throw InputError("jobs (--jobs) must be 1 to 1024");
+  if (settings.host_targets < 0 || settings.host_targets > 100000)
+    throw InputError("host targets (--host-targets) must be 0 to 100000");
   if (settings.pack != "auto" && settings.pack != "on" && settings.pack != "off")
     throw InputError("pack (--pack) must be auto, on or off, not '" + settings.pack + "'");
   if (settings.jobs > 1) cuda_wait_blocking();  // before any CUDA work: the fits' threads share the card
@@ -1287,11 +1315,49 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     if (made_output && settings.primary) fs::remove_all(settings.output, ec);
     throw InputError(command_line_refusal);
   }
+  // Host targets (CatalogSettings::host_targets): the costliest GPU targets by one system's
+  // integration, fitted on this process's CPU cores. Chosen before the costs of finished targets
+  // are zeroed (below), so every sitting and rank count picks the same ones.
+  std::vector<long> host;  // costliest first
+  std::vector<char> on_host(outcome.targets.size(), 0);
+  if (settings.host_targets > 0 && !settings.check_only) {
+    for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
+      if (!configs[k] || !outcome.targets[k].skip.empty()) continue;
+      const LikelihoodSettings& l = configs[k]->likelihood;
+      // A thread per body already shortens such a target's chain on the GPU (likelihood.hpp).
+      if (l.backend == "cuda" && !cuda_body_layout_possible(l, configs[k]->model->num_bodies()))
+        host.push_back(static_cast<long>(k));
+    }
+    std::stable_sort(host.begin(), host.end(), [&](long a, long b) { return cost[a] > cost[b]; });
+    if (static_cast<long>(host.size()) > settings.host_targets) host.resize(settings.host_targets);
+    // This process's host targets share its cores (its affinity, e.g. under taskset, not the
+    // machine's) in proportion to a batch's work, one system's integration times the batch's
+    // systems, at least a core each, so that their chains end about together.
+    std::vector<long> mine;
+    std::vector<double> work;
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      on_host[host[i]] = 1;
+      if (static_cast<int>(i % settings.ranks) != settings.rank) continue;
+      mine.push_back(host[i]);
+      const FitSettings f = read_fit_settings(*configs[host[i]]);
+      work.push_back(cost[host[i]] * f.walkers * static_cast<double>(f.sampler.temperatures.size()));
+    }
+    const long cores = std::max(1L, static_cast<long>(omp_get_num_procs()) / std::max(1, settings.local_ranks));
+    const std::vector<long> threads = share_in_proportion(work, cores);
+    std::string names;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      LikelihoodSettings& l = configs[mine[i]]->likelihood;
+      l.backend = configs[mine[i]]->stability.options.backend = "cpu";
+      l.threads = configs[mine[i]]->stability.options.threads = static_cast<int>(threads[i]);
+      names += (names.empty() ? "" : ", ") + outcome.targets[mine[i]].name + " (" + std::to_string(threads[i]) + ")";
+    }
+    if (!mine.empty()) say("fitted on the host's CPU cores (threads): " + names);
+  }
   // Packing: a packer per backend, shared by the targets' likelihood problems; each fit holds a
   // seat while it runs (below), so that a round of launches waits for every running fit's batch.
   std::map<std::string, std::shared_ptr<LaunchPacker>> packers;
   for (std::size_t k = 0; k < outcome.targets.size(); ++k) {
-    if (!configs[k] || !outcome.targets[k].skip.empty()) continue;
+    if (!configs[k] || !outcome.targets[k].skip.empty() || on_host[k]) continue;
     LikelihoodSettings& l = configs[k]->likelihood;
     const bool packable = l.backend == "cpu" || !l.reproducible;
     const bool wanted = settings.pack == "on" || (settings.pack == "auto" && settings.jobs > 1 && l.backend == "cuda");
@@ -1388,9 +1454,14 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   // set the catalog's wall; the fits do not depend on their order). Done and skipped ones cost 0.
   for (long k = 0; k < total; ++k)
     if (!outcome.targets[k].skip.empty() || fs::exists(result_file(k))) cost[k] = 0;
-  std::vector<long> order(total);
-  std::iota(order.begin(), order.end(), 0L);
+  std::vector<long> order;
+  for (long k = 0; k < total; ++k)
+    if (!on_host[k]) order.push_back(k);
   std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return cost[a] > cost[b]; });
+  // This process's host targets go first, outside the queue and the shares: the i-th to rank i % ranks.
+  std::vector<long> first;
+  for (std::size_t i = 0; i < host.size(); ++i)
+    if (static_cast<int>(i % settings.ranks) == settings.rank) first.push_back(host[i]);
   // Packed over ranks, each rank's share is fixed, each target going to the least loaded rank in
   // that order (Graham's list scheduling): the rank's targets then share its launches from the
   // start, where a queue would hand the first rank to ask as many as it has threads.
@@ -1415,8 +1486,11 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   bool exhausted = false;
   // The next target to fit: the next in order, or (MPI, not packed) the queue's; once none is
   // left, this process's other threads stop asking.
+  std::size_t next_first = 0;
   auto take = [&]() -> long {
-    if (exhausted || outcome.interrupted) return -1;
+    if (outcome.interrupted) return -1;
+    if (next_first < first.size()) return first[next_first++];
+    if (exhausted) return -1;
     const long n = static_cast<long>(order.size());
     const long i = settings.next_target && !shared_out ? settings.next_target(n) : next < n ? next++ : -1;
     exhausted = i < 0;
@@ -1448,6 +1522,7 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       long left = 0;
       for (long i = handed; i < static_cast<long>(order.size()); ++i)
         left += outcome.targets[order[i]].skip.empty() && !fs::exists(result_file(order[i]));
+      for (std::size_t i = next_first; i < first.size(); ++i) left += !fs::exists(result_file(first[i]));
       const long fitted_now = outcome.fitted + outcome.failed;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - catalog_start).count();
       char line[400];
@@ -1501,9 +1576,14 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
     });
     std::string longest = "packing, the longest targets:";
     for (std::size_t k = 0; k < std::min<std::size_t>(times.size(), 5); ++k) {
-      char part[200];
-      std::snprintf(part, sizeof part, "%s %s %ld batches, %.1f s waiting, %.1f s in launches", k ? ";" : "",
-                    times[k].first.c_str(), times[k].second.batches, times[k].second.waiting, times[k].second.launched);
+      char part[300];
+      const PackedTime& t = times[k].second;
+      std::snprintf(
+          part, sizeof part,
+          "%s %s %ld batches, %.1f s waiting, %.1f s in launches (staging and copies back %.1f s, uploads and "
+          "set-up %.1f s, kernels %.1f s, the rest %.1f s)",
+          k ? ";" : "", times[k].first.c_str(), t.batches, t.waiting, t.launched, t.host, t.setup, t.kernels,
+          std::max(0.0, t.launched - t.host - t.setup - t.kernels));
       longest += part;
     }
     say(longest);

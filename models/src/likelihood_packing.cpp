@@ -122,6 +122,8 @@ DeviceTiming evaluate_packed(const std::vector<PackedRequest>& requests, Packing
       const DeviceTiming t = evaluate_group_cuda(group, key.second);
       timing.kernel_ms += t.kernel_ms;
       timing.total_ms += t.total_ms;
+      timing.host_ms += t.host_ms;
+      timing.setup_ms += t.setup_ms;
     } else {
       evaluate_group_cpu(group, key.second);
     }
@@ -248,6 +250,9 @@ void LaunchPacker::evaluate(const LikelihoodProblem& problem, const double* para
     ++t.batches;
     t.waiting += std::chrono::duration<double>(me.started - me.since).count();
     t.launched += std::chrono::duration<double>(me.ended - me.started).count();
+    t.kernels += me.timing.kernel_ms / 1e3;
+    t.host += me.timing.host_ms / 1e3;
+    t.setup += me.timing.setup_ms / 1e3;
   }
   if (me.error) std::rethrow_exception(me.error);
   if (timing) *timing = me.timing;

@@ -14,6 +14,7 @@
 #include <iomanip>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -1608,6 +1609,65 @@ TEST_F(CatalogCli, TwoMpiRanksGiveTheSummaryOfOne) {
   EXPECT_EQ(packed_log.find(" 0 fitted now"), std::string::npos) << packed_log;  // no rank idle
   EXPECT_NE(packed_log.find("rank 1: "), std::string::npos) << packed_log;
   EXPECT_EQ(summary_without_time(packed), summary_without_time(one)) << packed_log;
+}
+
+// --host-targets N: of the targets on backend=cuda, the N whose one system's integration is
+// longest are fitted on the host's CPU cores, each with the chain it gives alone on the CPU; the
+// others stay on the GPU (without a device they fail, and say so). Over 2 MPI ranks the host
+// targets are shared out and the summary is the one process's.
+TEST_F(CatalogCli, HostTargetsAreFittedOnTheCpuWithTheirOwnChains) {
+  const std::string catalog = make_catalog();
+  const fs::path cpu = dir_ / "cpu", host = dir_ / "host";
+  ASSERT_EQ(run("catalog --no-report --config " + catalog + " --output " + cpu.string() + kShort).exit_code, 0);
+  const std::string args = "catalog --no-report --jobs 3 --host-targets 2 --config " + catalog;
+  const Result r = run(args + " --output " + host.string() + kShort + " backend=cuda");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string lead = "fitted on the host's CPU cores (threads): ";
+  const std::size_t at = r.out.find(lead);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::set<std::string> names;  // "Alpha (1), Delta (1)"
+  std::stringstream line(r.out.substr(at + lead.size(), r.out.find('\n', at) - at - lead.size()));
+  for (std::string item; std::getline(line, item, ',');) {
+    std::string name;
+    int threads = 0;
+    std::stringstream(item) >> name;
+    ASSERT_EQ(std::sscanf(item.c_str() + item.find('('), "(%d)", &threads), 1) << item;
+    EXPECT_GE(threads, 1) << item;
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), 2u) << r.out;
+  const std::string summary = slurp(host / "summary.csv");
+  for (const std::string target : {"Alpha", "Delta", "Epsilon"}) {
+    const fs::path file = host / "targets" / target / "run.h5";
+    if (names.count(target)) {
+      const swarmfit::RunRecord a = swarmfit::read_run(file.string());
+      const swarmfit::RunRecord b = swarmfit::read_run((cpu / "targets" / target / "run.h5").string());
+      EXPECT_EQ(a.attributes.at("backend"), "cpu") << target;
+      EXPECT_EQ(a.chain.parameters, b.chain.parameters) << target;  // bitwise (== on doubles)
+      EXPECT_EQ(a.chain.log_likelihood, b.chain.log_likelihood) << target;
+      EXPECT_GT(a.chain.num_draws(), 0) << target;
+    } else if (fs::exists(file)) {
+      EXPECT_EQ(swarmfit::read_run(file.string()).attributes.at("backend"), "cuda") << target;  // a GPU here
+    } else {
+      EXPECT_NE(summary.find("\n" + target + ",b,failed: backend=cuda"), std::string::npos) << summary;
+    }
+  }
+  const Result bad = run(args + " --output " + (dir_ / "bad").string() + " --host-targets -1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--host-targets"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad"));
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun (Open MPI)";
+  const fs::path two = dir_ / "two";
+  const std::string command =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 " +
+      std::string(SWARMFIT_BINARY) + " " + args + " --pack on --output " + two.string() + kShort + " backend=cuda > " +
+      (dir_ / "mpi.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << slurp(dir_ / "mpi.log");
+  const std::string log = slurp(dir_ / "mpi.log");
+  // One host target a rank.
+  EXPECT_NE(log.find("rank 0: " + lead), std::string::npos) << log;
+  EXPECT_NE(log.find("rank 1: " + lead), std::string::npos) << log;
+  EXPECT_EQ(summary_without_time(two), summary_without_time(host)) << log;
 }
 
 // Killed with SIGKILL at random moments and started again, the catalog ends with the summary of an

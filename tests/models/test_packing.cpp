@@ -13,6 +13,7 @@
 
 #include "model_test_support.hpp"
 #include "swarmfit/integrators/backend.hpp"
+#include "swarmfit/models/catalog.hpp"
 #include "swarmfit/models/likelihood_packing.hpp"
 
 namespace swarmfit {
@@ -251,6 +252,24 @@ TEST(Packing, ProblemsThatMayRunAThreadPerBodyAreNotPacked) {
   EXPECT_TRUE(packs("cuda", CudaLayout::kThreadPerSystem));
   EXPECT_FALSE(packs("cuda", CudaLayout::kThreadPerBody));
   EXPECT_TRUE(packs("cpu", CudaLayout::kThreadPerBody));
+}
+
+// The catalog's host targets (--host-targets) share the process's cores in proportion to their
+// work, at least one each, every core given (Hamilton's largest remainders, ties to the first).
+TEST(Packing, HostTargetsShareTheCoresInProportionToTheirWork) {
+  EXPECT_EQ(share_in_proportion({4, 1, 1}, 12), (std::vector<long>{7, 3, 2}));
+  EXPECT_EQ(share_in_proportion({10, 1}, 16), (std::vector<long>{14, 2}));
+  EXPECT_EQ(share_in_proportion({1, 1, 1}, 2), (std::vector<long>{1, 1, 1}));  // fewer cores: one each
+  EXPECT_EQ(share_in_proportion({0, 0}, 6), (std::vector<long>{3, 3}));
+  EXPECT_TRUE(share_in_proportion({}, 8).empty());
+  for (long cores = 3; cores <= 40; ++cores) {
+    const std::vector<double> work = {3.98e5 * 96, 8.6e4 * 64, 8.1e4 * 64};
+    const std::vector<long> s = share_in_proportion(work, cores);
+    EXPECT_EQ(s[0] + s[1] + s[2], cores);
+    EXPECT_GE(s[0], s[1]);
+    EXPECT_GE(s[1], s[2]);
+    EXPECT_GE(s[2], 1);
+  }
 }
 
 }  // namespace

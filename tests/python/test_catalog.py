@@ -68,6 +68,12 @@ def test_catalog_gives_the_command_summary_and_the_planet(description, tmp_path,
     assert packed["fitted"] == 1 and packed["packed_batches"] > 0 and packed["packed_rounds"] > 0
     same_rows(packed["rows"], result["rows"])
 
+    # On backend="cuda" with one host target, the star (the only target) is fitted on the CPU with
+    # the chain it gives there alone, whether or not the machine has a GPU.
+    host = swarmfit.catalog(description, tmp_path / "host", host_targets=1, backend="cuda", **SHORT)
+    assert host["fitted"] == 1 and host["failed"] == 0
+    same_rows(host["rows"], result["rows"])
+
 
 def same_rows(a_rows, b_rows):
     a_rows, b_rows = without_seconds(a_rows), without_seconds(b_rows)
@@ -84,3 +90,5 @@ def test_bad_catalog_input_raises_the_command_line(description, tmp_path):
         swarmfit.catalog(description, tmp_path / "x", jobs=0)
     with pytest.raises(swarmfit.InputError, match=r"pack \(--pack\) must be auto, on or off"):
         swarmfit.catalog(description, tmp_path / "x", pack="sometimes")
+    with pytest.raises(swarmfit.InputError, match=r"host targets \(--host-targets\) must be 0 to 100000"):
+        swarmfit.catalog(description, tmp_path / "x", host_targets=-1)

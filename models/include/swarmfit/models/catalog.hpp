@@ -127,6 +127,15 @@ struct CatalogSettings {
   // How long a round of packed launches waits for a fit busy on the host before it goes without
   // its batch (LaunchPacker's max_wait), seconds.
   double pack_wait = 0.05;
+  // Host targets: of the targets on backend = cuda (but those whose batches may run a thread per
+  // body), the host_targets whose one system's integration is longest (steps x bodies^2) are
+  // fitted on the host's CPU cores instead (backend = cpu; this process's cores shared among its
+  // host targets as their `threads`, in proportion to a batch's work). One GPU thread steps a
+  // system several times slower than a CPU core does, so these few targets' chains, which bound a
+  // packed catalog, end sooner on the host while the GPU fits the rest. Chosen from the costs
+  // alone: the same targets at any rank count and in every sitting. Over MPI ranks the i-th
+  // (costliest first) goes to rank i % ranks.
+  int host_targets = 0;
   // Work spread over processes (MPI ranks, apps/src/mpi_work.hpp); unset, one process does it all.
   // The primary writes the report, configurations and summary; barrier() waits for all. Targets
   // go out costliest first. Packed, each rank fits a fixed share, balanced by the targets' costs
@@ -161,6 +170,10 @@ struct CatalogOutcome {
   bool interrupted = false;
   PackingStats packing;  // the shared launches (zeros without packing)
 };
+
+// `total` whole units (cores) shared among items in proportion to their weights, at least one
+// each (Hamilton's largest remainders; with fewer units than items, one each).
+std::vector<long> share_in_proportion(const std::vector<double>& weights, long total);
 
 // Reads the description and every target's data (checked; nothing fitted, nothing written).
 // Throws InputError for a broken description (file, line, key); a broken target is skipped.

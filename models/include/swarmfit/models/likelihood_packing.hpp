@@ -46,6 +46,12 @@ struct PackingStats {
 struct PackedTime {
   long batches = 0;
   double waiting = 0, launched = 0;
+  // Of `launched` (CUDA; zeros on the CPU): the integration kernels' device time; the host's part
+  // before the launch's first upload (staging) and after its integration (the copies back, their
+  // wait, collecting); and, on the device, the uploads and set-up kernels before the integration
+  // (events). The rest: the enqueueing, the work queued behind other work on the device, and the
+  // host thread's wake-up when the integration ends.
+  double kernels = 0, host = 0, setup = 0;
 };
 
 // Every request at once, grouped by scheme and body count, one launch per group, on the backend
