@@ -8,7 +8,8 @@
 # mpi.tar.xz and mpi_env.sh (bench/gpu_mpi_bundle.sh), full.tar.xz (the archive catalog, as
 # bench/gpu_catalog_pack.sh makes it) and, for the fit, shared/data/TRAPPIST-1 (a copy of
 # ../shared/data/TRAPPIST-1). Carry B. The scripts this session's runs used were this one's parts.
-# Settings: RUNS (any of c1 b8 t1; default all), GPUS (default "1 2 4"), C1_GEN (50), C1_KEYS
+# Settings: RUNS (any of c1 b8 t1; default all), GPUS (default "1 2 4"), C1_CASES (R:H, R ranks with
+# --host-targets H; default R:0 for R in GPUS), C1_PIN=1 (1-rank runs on half the cores), C1_GEN (50), C1_OPT (20), C1_KEYS
 # (more catalog keys, e.g. step_choice=largest), C1_LIMIT (s a run, 200), B8_T (0.03125),
 # B8_LIMIT (200), T1_GEN (40).
 set -uo pipefail
@@ -25,17 +26,24 @@ util() { nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader -lms
 mean_util() { awk -F', ' '{gsub(/ %/,"",$2); s[$1]+=$2; n[$1]++} END {for (i in s) printf "%s:%.0f%% ", i, s[i]/n[i]}' "$1"; }
 
 if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
-  rm -rf $W/full && tar -C $W -xJf "$B/full.tar.xz" && rm -f $W/full/archive/55Cnc.sys $W/full/archive/55Cnc_*.vels
-  echo "== C1: the archive catalog but 55 Cnc, ${C1_GEN:-50} generations after a 20-iteration optimiser, packed"
-  for r in $gpus; do
+  rm -rf $W/full && tar -C $W -xJf "$B/full.tar.xz" && rm -f $W/full/archive/55Cnc.sys $W/full/archive/55Cnc_*.vels \
+    && awk '/^\[/ {skip = ($0 == "[target 55Cnc]")} !skip' $W/full/archive.cfg > $W/a.cfg && mv $W/a.cfg $W/full/archive.cfg
+  echo "== C1: the archive catalog but 55 Cnc, ${C1_GEN:-50} generations after a ${C1_OPT:-20}-iteration optimiser, packed"
+  # C1_CASES: R:H items, R GPUs (ranks) with --host-targets H; a 1-rank run is held to the cores a
+  # rank of the 2-rank runs gets (taskset, the first nproc/2), so that each GPU has the same host.
+  for case in ${C1_CASES:-$(for r in $gpus; do echo $r:0; done)}; do
+    r=${case%%:*}; h=${case##*:}; pin=""
+    [ "$r" = 1 ] && [ -n "${C1_PIN:-}" ] && pin="taskset -c 0-$(( $(nproc) / 2 - 1 ))"
     o=$W/c1_$r; rm -rf $o; s=$(ms); u=$(util $W/util_c1_$r.txt)
-    (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} mpirun -np $r ../swarmfit catalog --config archive.cfg --output $o \
-      --no-report --jobs $((512 / r)) --pack on backend=cuda generations=${C1_GEN:-50} optimize=20 ess_target=0 \
-      threads=1 ${C1_KEYS:-} > $o.log 2>&1)
+    (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} $pin mpirun -np $r ../swarmfit catalog --config archive.cfg --output $o \
+      --no-report --jobs $((512 / r)) --pack on --host-targets $h backend=cuda generations=${C1_GEN:-50} \
+      optimize=${C1_OPT:-20} ess_target=0 threads=1 ${C1_KEYS:-} > $o.log 2>&1)
     rc=$?; kill $u
-    echo "c1 gpus=$r rc=$rc wall_ms=$(( $(ms) - s )) utilisation $(mean_util $W/util_c1_$r.txt)"
-    grep -E "time:|packing:" $o.log
-    [ -f $o/summary.csv ] && echo "  summary md5 (seconds aside) $(cut -d, -f1-5,7- $o/summary.csv | md5sum | cut -c1-8)"
+    echo "c1 gpus=$r host_targets=$h ${pin:+($pin) }rc=$rc wall_ms=$(( $(ms) - s )) utilisation $(mean_util $W/util_c1_$r.txt)"
+    grep -E "host's CPU cores" $o.log
+    grep -E "time:|packing" $o.log
+    [ -f $o/summary.csv ] && echo "  summary md5 (seconds aside) $(cut -d, -f1-5,7- $o/summary.csv | md5sum | cut -c1-8)" \
+      && echo "  the longest fits (s): $(tail -n +2 $o/summary.csv | sort -t, -k6 -g -r | awk -F, '!seen[$1]++' | head -8 | cut -d, -f1,6 | tr '\n' ' ')"
   done
 fi
 
