@@ -1343,7 +1343,9 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
       work.push_back(cost[host[i]] * f.walkers * static_cast<double>(f.sampler.temperatures.size()));
     }
     const long cores = std::max(1L, static_cast<long>(omp_get_num_procs()) / std::max(1, settings.local_ranks));
-    const std::vector<long> threads = share_in_proportion(work, cores);
+    // (--jobs 1: the targets run one at a time, each host target on all of them)
+    const std::vector<long> threads =
+        settings.jobs > 1 ? share_in_proportion(work, cores) : std::vector<long>(mine.size(), cores);
     std::string names;
     for (std::size_t i = 0; i < mine.size(); ++i) {
       LikelihoodSettings& l = configs[mine[i]]->likelihood;

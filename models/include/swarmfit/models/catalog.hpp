@@ -130,11 +130,11 @@ struct CatalogSettings {
   // Host targets: of the targets on backend = cuda (but those whose batches may run a thread per
   // body), the host_targets whose one system's integration is longest (steps x bodies^2) are
   // fitted on the host's CPU cores instead (backend = cpu; this process's cores shared among its
-  // host targets as their `threads`, in proportion to a batch's work). One GPU thread steps a
-  // system several times slower than a CPU core does, so these few targets' chains, which bound a
-  // packed catalog, end sooner on the host while the GPU fits the rest. Chosen from the costs
-  // alone: the same targets at any rank count and in every sitting. Over MPI ranks the i-th
-  // (costliest first) goes to rank i % ranks.
+  // host targets as their `threads`, in proportion to a batch's work; with jobs = 1, all of them
+  // each). One GPU thread steps a system several times slower than a CPU core does, so these few
+  // targets' chains, which bound a packed catalog, end sooner on the host while the GPU fits the
+  // rest. Chosen from the costs alone: the same targets at any rank count and in every sitting.
+  // Over MPI ranks the i-th (costliest first) goes to rank i % ranks.
   int host_targets = 0;
   // Work spread over processes (MPI ranks, apps/src/mpi_work.hpp); unset, one process does it all.
   // The primary writes the report, configurations and summary; barrier() waits for all. Targets
