@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 38 (and 33, 34, 36): C1, B8 and the TRAPPIST-1 fit on 1, 2 and 4 GPUs of one host, each
 # with its 1-GPU baseline in the same call; the machine, `nvidia-smi topo -m` and every command's
-# closing time lines in $OUT/scaling.txt (whole commands timed from outside with date +%s%N).
+# closing time lines in $OUT/scaling.txt (whole commands timed from outside with date +%s%N;
+# C1 runs also with the GPUs' mean utilisation and the host's cores busy, from /proc/stat).
 # Run on the device machine from the repository root, with a bundle folder B (default .gpu/x4)
 # holding swarmfit.xz (a stripped build with -DSWARMFIT_CUDA=ON -DSWARMFIT_MARCH=x86-64-v3
 # -DCMAKE_CUDA_ARCHITECTURES=90, xz -9e), libs.tar.xz (../shared/tools/gpu-bundle, without cuFFT),
@@ -24,6 +25,9 @@ ms() { date +%s%N | cut -c1-13; }
 gpus=${GPUS:-1 2 4}
 util() { nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader -lms 1000 > "$1" & echo $!; }
 mean_util() { awk -F', ' '{gsub(/ %/,"",$2); s[$1]+=$2; n[$1]++} END {for (i in s) printf "%s:%.0f%% ", i, s[i]/n[i]}' "$1"; }
+# The host's CPU time between two readings of /proc/stat's first line, as cores busy on average.
+cpu_mark() { awk '/^cpu / {print $2+$3+$4+$6+$7+$8, $5}' /proc/stat; }
+cores_busy() { echo "$1 $2 $(nproc)" | awk '{b = $3 - $1; i = $4 - $2; printf "%.1f of %d cores busy", $5 * b / (b + i), $5}'; }
 
 if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
   rm -rf $W/full && tar -C $W -xJf "$B/full.tar.xz" && rm -f $W/full/archive/55Cnc.sys $W/full/archive/55Cnc_*.vels \
@@ -34,12 +38,12 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
   for case in ${C1_CASES:-$(for r in $gpus; do echo $r:0; done)}; do
     r=${case%%:*}; h=${case##*:}; pin=""
     [ "$r" = 1 ] && [ -n "${C1_PIN:-}" ] && pin="taskset -c 0-$(( $(nproc) / 2 - 1 ))"
-    o=$W/c1_$r; rm -rf $o; s=$(ms); u=$(util $W/util_c1_$r.txt)
+    o=$W/c1_$r; rm -rf $o; s=$(ms); u=$(util $W/util_c1_$r.txt); c0=$(cpu_mark)
     (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} $pin mpirun -np $r ../swarmfit catalog --config archive.cfg --output $o \
       --no-report --jobs $((512 / r)) --pack on --host-targets $h backend=cuda generations=${C1_GEN:-50} \
       optimize=${C1_OPT:-20} ess_target=0 threads=1 ${C1_KEYS:-} > $o.log 2>&1)
     rc=$?; kill $u
-    echo "c1 gpus=$r host_targets=$h ${pin:+($pin) }rc=$rc wall_ms=$(( $(ms) - s )) utilisation $(mean_util $W/util_c1_$r.txt)"
+    echo "c1 gpus=$r host_targets=$h ${pin:+($pin) }rc=$rc wall_ms=$(( $(ms) - s )) utilisation $(mean_util $W/util_c1_$r.txt); host: $(cores_busy "$c0" "$(cpu_mark)")"
     grep -E "host's CPU cores" $o.log
     grep -E "time:|packing" $o.log
     [ -f $o/summary.csv ] && echo "  summary md5 (seconds aside) $(cut -d, -f1-5,7- $o/summary.csv | md5sum | cut -c1-8)" \
