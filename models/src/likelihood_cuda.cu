@@ -34,10 +34,9 @@ constexpr int kTableRows = 7;
 // its step (a resonant chain's fit: TRAPPIST-1, 192 systems a launch), so that a launch lasts one
 // system's steps done a body a thread instead of one thread's whole integration; a thread per
 // system where the systems alone fill the device or have few bodies (one thread's drifts of 2-3
-// planets interleave; the body threads' exchanges cost more). The bound of kCudaBodyLayoutFrom
-// bodies (likelihood_kernels.hpp) is where the body kernel measured faster, and 352 body threads
-// per multiprocessor where a thread per system catches up with it (bench/RESULTS.md, "One H100,
-// 2026-11-28 morning", "One H200, 2026-11-28: gradient moves").
+// planets interleave; the body threads' exchanges cost more). kCudaBodyLayoutFrom bodies
+// (likelihood_kernels.hpp) and kBodyLayoutThreadsPerSm are where the two layouts cross
+// (bench/RESULTS.md, "One H100, 2026-11-28 morning", "One H200, 2026-11-28: gradient moves").
 constexpr long kBodyLayoutThreadsPerSm = 352;
 RunRequest with_layout(const RunRequest& request, long systems, int bodies) {
   RunRequest r = request;
