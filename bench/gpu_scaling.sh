@@ -10,7 +10,8 @@
 # bench/gpu_catalog_pack.sh makes it) and, for the fit, shared/data/TRAPPIST-1 (a copy of
 # ../shared/data/TRAPPIST-1). Carry B. The scripts this session's runs used were this one's parts.
 # Settings: RUNS (any of c1 b8 t1; default all), GPUS (default "1 2 4"), C1_CASES (R:H, R ranks with
-# --host-targets H; default R:0 for R in GPUS), C1_PIN=1 (1-rank runs on half the cores), C1_GEN (50), C1_OPT (20), C1_KEYS
+# --host-targets H; default R:0 for R in GPUS), C1_PIN=1 (R ranks on R GPUs' share of the cores),
+# C1_SOLO (below), C1_GEN (50), C1_OPT (20), C1_KEYS
 # (more catalog keys, e.g. step_choice=largest), C1_LIMIT (s a run, 200), B8_T (0.03125),
 # B8_LIMIT (200), T1_GEN (40).
 set -uo pipefail
@@ -33,11 +34,13 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
   rm -rf $W/full && tar -C $W -xJf "$B/full.tar.xz" && rm -f $W/full/archive/55Cnc.sys $W/full/archive/55Cnc_*.vels \
     && awk '/^\[/ {skip = ($0 == "[target 55Cnc]")} !skip' $W/full/archive.cfg > $W/a.cfg && mv $W/a.cfg $W/full/archive.cfg
   echo "== C1: the archive catalog but 55 Cnc, ${C1_GEN:-50} generations after a ${C1_OPT:-20}-iteration optimiser, packed"
-  # C1_CASES: R:H items, R GPUs (ranks) with --host-targets H; a 1-rank run is held to the cores a
-  # rank of the 2-rank runs gets (taskset, the first nproc/2), so that each GPU has the same host.
+  # C1_CASES: R:H items, R GPUs (ranks) with --host-targets H. C1_PIN=1 holds an R-rank run to R
+  # GPUs' share of the host's cores (taskset, the first R x nproc / GPUs), so that each GPU has the
+  # same host cores however many run.
+  per_gpu=$(( $(nproc) / $(nvidia-smi -L | wc -l) ))
   for case in ${C1_CASES:-$(for r in $gpus; do echo $r:0; done)}; do
     r=${case%%:*}; h=${case##*:}; pin=""
-    [ "$r" = 1 ] && [ -n "${C1_PIN:-}" ] && pin="taskset -c 0-$(( $(nproc) / 2 - 1 ))"
+    [ -n "${C1_PIN:-}" ] && [ $(( r * per_gpu )) -lt $(nproc) ] && pin="taskset -c 0-$(( r * per_gpu - 1 ))"
     o=$W/c1_$r; rm -rf $o; s=$(ms); u=$(util $W/util_c1_$r.txt); c0=$(cpu_mark)
     (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} $pin mpirun -np $r ../swarmfit catalog --config archive.cfg --output $o \
       --no-report --jobs $((512 / r)) --pack on --host-targets $h backend=cuda generations=${C1_GEN:-50} \
@@ -48,6 +51,20 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
     grep -E "time:|packing" $o.log
     [ -f $o/summary.csv ] && echo "  summary md5 (seconds aside) $(cut -d, -f1-5,7- $o/summary.csv | md5sum | cut -c1-8)" \
       && echo "  the longest fits (s): $(tail -n +2 $o/summary.csv | sort -t, -k6 -g -r | awk -F, '!seen[$1]++' | head -8 | cut -d, -f1,6 | tr '\n' ' ')"
+  done
+fi
+
+# C1_SOLO (comma-separated target names): those targets alone on one GPU with one GPU's share of
+# the host's cores (packed, --jobs = their count), then the same on those cores with backend=cpu
+# (threads shared out), to see where the catalog's slowest targets run fastest.
+if [ -n "${C1_SOLO:-}" ]; then
+  per_gpu=$(( $(nproc) / $(nvidia-smi -L | wc -l) )); k=$(echo "$C1_SOLO" | tr ',' '\n' | wc -l)
+  for b in cuda cpu; do
+    o=$W/solo_$b; rm -rf $o; s=$(ms); t=1; [ $b = cpu ] && t=$(( per_gpu / k ))
+    (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} taskset -c 0-$((per_gpu - 1)) ../swarmfit catalog --config archive.cfg \
+      --output $o --no-report --targets "$C1_SOLO" --jobs $k --pack on backend=$b generations=${C1_GEN:-50} \
+      optimize=${C1_OPT:-20} ess_target=0 threads=$t ${C1_KEYS:-} > $o.log 2>&1)
+    echo "solo $b (threads $t each) rc=$? wall_ms=$(( $(ms) - s )); fits (s): $(tail -n +2 $o/summary.csv 2>/dev/null | awk -F, '!seen[$1]++' | cut -d, -f1,6 | tr '\n' ' ')"
   done
 fi
 

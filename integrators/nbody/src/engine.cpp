@@ -252,9 +252,11 @@ void BlockHermite::step_order() {
   // The backend's copy of the massive active bodies.
   const auto update_start = std::chrono::steady_clock::now();
   counters_.correct_seconds += std::chrono::duration<double>(update_start - correct_start).count();
-  const auto massive_end = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(bodies_.num_massive));
-  if (massive_end != active_.begin())
-    backend_->update(std::vector<int>(active_.begin(), massive_end), bodies_.state, bodies_.time);
+  // Only those of this process's slice: the backend predicts and sums no other j body, so under
+  // MPI each rank's copy of the others would be work (and a GPU upload) that R ranks repeat.
+  const auto slice_begin = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(slice_.first));
+  const auto slice_end = std::lower_bound(slice_begin, active_.end(), static_cast<int>(slice_.last));
+  if (slice_end != slice_begin) backend_->update(std::vector<int>(slice_begin, slice_end), bodies_.state, bodies_.time);
   const auto step_end = std::chrono::steady_clock::now();
   counters_.update_seconds += std::chrono::duration<double>(step_end - update_start).count();
   time_ = t_next;

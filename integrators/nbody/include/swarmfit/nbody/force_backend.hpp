@@ -60,7 +60,8 @@ class ForceBackend {
   // The massive bodies' states, times and G m (gm), all of them (indices 0 .. n-1).
   virtual void load(const std::vector<BodyState>& state, const std::vector<double>& time,
                     const std::vector<double>& gm) = 0;
-  // The massive bodies of `index` (sorted) changed: their new states and times.
+  // The massive bodies of `index` (sorted) changed: their new states and times. After the start
+  // the engine passes only those of its slice, the only j bodies `forces` reads.
   virtual void update(const std::vector<int>& index, const std::vector<BodyState>& state,
                       const std::vector<double>& time) = 0;
   // Sums over j in `slice` (massive bodies predicted to t) for every body of `batch`. Order 4:
