@@ -87,7 +87,7 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" t1 "* ]]; then
   for r in $gpus; do
     s=$(ms)
     (cd $W/main/examples && timeout -s TERM 200 mpirun -np $r ../../swarmfit fit --config trappist1.cfg backend=cuda optimize=0 \
-      generations=${T1_GEN:-40} check_every=100000 output=$W/t1_$r.h5 overwrite=true progress=off predictive_draws=0 \
+      generations=${T1_GEN:-40} burn_in=$(( ${T1_GEN:-40} / 2 )) check_every=100000 output=$W/t1_$r.h5 overwrite=true progress=off predictive_draws=0 \
       > $W/t1_$r.log 2>&1)
     echo "trappist1 gpus=$r rc=$? wall_ms=$(( $(ms) - s ))"; grep -E "generations in|sampling" $W/t1_$r.log
   done
