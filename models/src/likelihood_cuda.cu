@@ -151,21 +151,42 @@ struct StreamBuffer {
   }
 };
 
-// A packed launch's device buffers and stream, kept from one launch to the next. Launches run
-// concurrently, each with a set of its own (a launch with a slow target need not hold the others).
+// Pinned host memory that grows without cudaFreeHost, which synchronises the whole device: a
+// launch that outgrew its buffer would wait for every other launch's kernels. An outgrown buffer
+// is kept, unused, for the life of the pool (in all at most twice the final size).
+struct PinnedStaging {
+  std::vector<void*> outgrown;
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  template <class V>
+  V* get(std::size_t count) {
+    const std::size_t need = std::max<std::size_t>(count, 1) * sizeof(V);
+    if (need > bytes) {
+      if (ptr) outgrown.push_back(ptr);
+      bytes = need + need / 2;
+      SWARMFIT_CUDA_CHECK(cudaMallocHost(&ptr, bytes));
+    }
+    return static_cast<V*>(ptr);
+  }
+};
+
+// A packed launch's device buffers, stream and events, kept from one launch to the next. Launches
+// run concurrently, each with a set of its own (a launch with a slow target need not hold the
+// others).
 struct PackedBuffers {
   PackedBuffers() {
     SWARMFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    for (StreamBuffer* b : {&params, &rows, &instruments, &offsets, &jitters, &log_likelihood, &bodies, &clocks,
-                            &tables, &runs, &first_slot, &target_of_chunk})
-      b->stream = stream;
+    for (StreamBuffer* b : {&inputs, &offsets, &jitters, &log_likelihood, &bodies, &clocks}) b->stream = stream;
+    for (cudaEvent_t& e : events) SWARMFIT_CUDA_CHECK(cudaEventCreate(&e));
   }
   cudaStream_t stream = nullptr;
-  StreamBuffer params, rows, instruments, offsets, jitters, log_likelihood, bodies, clocks, tables, runs, first_slot,
-      target_of_chunk;
-  // Pinned, so that the results come back by DMA after the stream is done: a copy into pageable
-  // memory waits for its stream inside the driver, where it held up the other threads' launches.
-  GrowBuffer host_clocks{true}, host_log_likelihood{true};
+  cudaEvent_t events[3] = {};
+  // Every input of a launch (parameters, table rows, instrument indices, per-target tables, runs,
+  // first slots, chunk owners) in one device buffer, staged in one pinned host buffer and sent by
+  // one copy: a pageable copy is staged by the driver through buffers that every thread of the
+  // process shares, and may wait for its stream.
+  StreamBuffer inputs, offsets, jitters, log_likelihood, bodies, clocks;
+  PinnedStaging host_inputs, host_clocks, host_log_likelihood;
 };
 
 // The pool: a free set is taken for a launch and given back after it (a new set where none is
@@ -203,15 +224,6 @@ PackedPool& packed_pool() {
   return *pool;
 }
 
-// A synchronous-looking upload on the round's stream (pinned staging, async copy, stream order).
-template <class V>
-const V* upload_on(StreamBuffer& device, const std::vector<V>& host, cudaStream_t stream) {
-  if (host.empty()) return nullptr;
-  V* d = device.get<V>(host.size());
-  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(d, host.data(), host.size() * sizeof(V), cudaMemcpyHostToDevice, stream));
-  return d;
-}
-
 }  // namespace
 
 DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int nb, const RunRequest& request) {
@@ -238,14 +250,28 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
     num_per_instrument += static_cast<std::size_t>(g.num_systems) * g.tables.num_instruments;
   }
   const long chunks = static_cast<long>(target_of_chunk.size()), slots = chunks * kChunk;
-  // Staging on the host: every target's parameters and rows in one array each, uploaded once.
-  std::vector<double> params(num_params), rows(num_rows);
-  std::vector<int> instruments(num_instrument_rows);
-  std::vector<ObservationTables> tables(count);
-  std::vector<SystemRun> runs(count);
-  double* d_params = m.params.get<double>(std::max<std::size_t>(num_params, 1));
-  double* d_rows = m.rows.get<double>(std::max<std::size_t>(num_rows, 1));
-  int* d_instruments = m.instruments.get<int>(std::max<std::size_t>(num_instrument_rows, 1));
+  // The inputs' layout in one buffer, each part 256-byte aligned (the device pointers in the
+  // per-target tables point into the device copy).
+  std::size_t bytes = 0;
+  const auto part = [&bytes](std::size_t size) {
+    const std::size_t at = bytes;
+    bytes += (size + 255) / 256 * 256;
+    return at;
+  };
+  const std::size_t at_params = part(num_params * sizeof(double)), at_rows = part(num_rows * sizeof(double)),
+                    at_instruments = part(num_instrument_rows * sizeof(int)),
+                    at_tables = part(count * sizeof(ObservationTables)), at_runs = part(count * sizeof(SystemRun)),
+                    at_first_slot = part(count * sizeof(long)), at_chunks = part(target_of_chunk.size() * sizeof(int));
+  char* host = m.host_inputs.get<char>(bytes);
+  char* device = m.inputs.get<char>(bytes);
+  double* params = reinterpret_cast<double*>(host + at_params);
+  double* rows = reinterpret_cast<double*>(host + at_rows);
+  int* instruments = reinterpret_cast<int*>(host + at_instruments);
+  ObservationTables* tables = reinterpret_cast<ObservationTables*>(host + at_tables);
+  SystemRun* runs = reinterpret_cast<SystemRun*>(host + at_runs);
+  const double* d_params = reinterpret_cast<const double*>(device + at_params);
+  const double* d_rows = reinterpret_cast<const double*>(device + at_rows);
+  const int* d_instruments = reinterpret_cast<const int*>(device + at_instruments);
   double* d_offsets = m.offsets.get<double>(std::max<std::size_t>(num_per_instrument, 1));
   double* d_jitters = m.jitters.get<double>(std::max<std::size_t>(num_per_instrument, 1));
   double* d_lnl = m.log_likelihood.get<double>(slots);
@@ -256,20 +282,20 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
       const PackedTarget& g = targets[t];
       const ObservationTables& h = g.tables;
       const std::size_t np = static_cast<std::size_t>(g.num_systems) * g.shape.num_parameters();
-      std::copy(g.params, g.params + np, params.begin() + p);
+      std::copy(g.params, g.params + np, params + p);
       param_at[t] = p;
       p += np;
       ObservationTables d = h;
       // The rows staged side by side: numbers in `rows`, instrument indices in `instruments`.
-      upload_rows(h, d, [&](const auto* host, std::size_t n) {
-        using V = std::remove_cv_t<std::remove_pointer_t<decltype(host)>>;
+      upload_rows(h, d, [&](const auto* from, std::size_t n) {
+        using V = std::remove_cv_t<std::remove_pointer_t<decltype(from)>>;
         if (n == 0) return static_cast<const V*>(nullptr);
         if constexpr (std::is_same_v<V, int>) {
-          std::copy(host, host + n, instruments.begin() + i);
+          std::copy(from, from + n, instruments + i);
           i += n;
           return static_cast<const V*>(d_instruments + (i - n));
         } else {
-          std::copy(host, host + n, rows.begin() + r);
+          std::copy(from, from + n, rows + r);
           r += n;
           return static_cast<const V*>(d_rows + (r - n));
         }
@@ -285,28 +311,21 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
       runs[t] = g.run;
     }
   }
+  std::copy(first_slot.begin(), first_slot.end(), reinterpret_cast<long*>(host + at_first_slot));
+  std::copy(target_of_chunk.begin(), target_of_chunk.end(), reinterpret_cast<int*>(host + at_chunks));
   double* d_bodies = m.bodies.get<double>(static_cast<std::size_t>(chunks) * kBodyFields * nb * kChunk);
   double* d_clocks = m.clocks.get<double>(static_cast<std::size_t>(chunks) * kClockFields * kChunk);
   // Where a launch's time goes (DeviceTiming): the host's staging and collecting, the device's
   // uploads and set-up kernels (events[0] to [1]), the integration ([1] to [2]), and the rest.
   const auto staged = std::chrono::steady_clock::now();
-  cudaEvent_t events[3];
-  for (cudaEvent_t& e : events) SWARMFIT_CUDA_CHECK(cudaEventCreate(&e));
+  cudaEvent_t* events = m.events;
   SWARMFIT_CUDA_CHECK(cudaEventRecord(events[0], stream));
-  // Pageable host vectors: cudaMemcpyAsync stages them before it returns, so they may go after.
-  SWARMFIT_CUDA_CHECK(
-      cudaMemcpyAsync(d_params, params.data(), num_params * sizeof(double), cudaMemcpyHostToDevice, stream));
-  if (num_rows)
-    SWARMFIT_CUDA_CHECK(
-        cudaMemcpyAsync(d_rows, rows.data(), num_rows * sizeof(double), cudaMemcpyHostToDevice, stream));
-  if (num_instrument_rows)
-    SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(d_instruments, instruments.data(), num_instrument_rows * sizeof(int),
-                                        cudaMemcpyHostToDevice, stream));
+  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
   PackedTables packed;
-  packed.tables = upload_on(m.tables, tables, stream);
-  packed.runs = upload_on(m.runs, runs, stream);
-  packed.first_slot = upload_on(m.first_slot, first_slot, stream);
-  packed.target_of_chunk = upload_on(m.target_of_chunk, target_of_chunk, stream);
+  packed.tables = reinterpret_cast<const ObservationTables*>(device + at_tables);
+  packed.runs = reinterpret_cast<const SystemRun*>(device + at_runs);
+  packed.first_slot = reinterpret_cast<const long*>(device + at_first_slot);
+  packed.target_of_chunk = reinterpret_cast<const int*>(device + at_chunks);
   // Each target's systems set up on the device from its parameters, in its own chunks (the set-up
   // kernel a lone problem's batch runs: the same initial conditions, offsets and jitters).
   for (std::size_t t = 0; t < count; ++t) {
@@ -331,23 +350,18 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
 #undef SWARMFIT_PACKED_CASE
   }
   SWARMFIT_CUDA_CHECK(cudaEventRecord(events[2], stream));
-  // Pinned buffers grown by half again as needed: cudaFreeHost synchronises the device.
   const std::size_t clock_values = static_cast<std::size_t>(chunks) * kClockFields * kChunk;
-  if (m.host_clocks.bytes < clock_values * sizeof(double)) m.host_clocks.get<double>(clock_values + clock_values / 2);
-  if (m.host_log_likelihood.bytes < slots * sizeof(double)) m.host_log_likelihood.get<double>(slots + slots / 2);
-  double* host_clocks = static_cast<double*>(m.host_clocks.ptr);
-  double* host_lnl = static_cast<double*>(m.host_log_likelihood.ptr);
+  double* host_clocks = m.host_clocks.get<double>(clock_values);
+  double* host_lnl = m.host_log_likelihood.get<double>(slots);
   SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(stream));  // the kernel done before any copy is queued
   const auto integrated = std::chrono::steady_clock::now();
-  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(host_clocks, d_clocks,
-                                      static_cast<std::size_t>(chunks) * kClockFields * kChunk * sizeof(double),
-                                      cudaMemcpyDeviceToHost, stream));
+  SWARMFIT_CUDA_CHECK(
+      cudaMemcpyAsync(host_clocks, d_clocks, clock_values * sizeof(double), cudaMemcpyDeviceToHost, stream));
   SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(host_lnl, d_lnl, slots * sizeof(double), cudaMemcpyDeviceToHost, stream));
   SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   float setup_ms = 0, kernel_ms = 0;
   SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&setup_ms, events[0], events[1]));
   SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&kernel_ms, events[1], events[2]));
-  for (cudaEvent_t& e : events) SWARMFIT_CUDA_CHECK(cudaEventDestroy(e));
   for (std::size_t t = 0; t < count; ++t) {
     const PackedTarget& g = targets[t];
     for (long s = 0; s < g.num_systems; ++s) {
