@@ -13,13 +13,15 @@
 # --host-targets H; default R:0 for R in GPUS), C1_PIN=1 (R ranks on R GPUs' share of the cores),
 # C1_SOLO (below), C1_GEN (50), C1_OPT (20), C1_KEYS
 # (more catalog keys, e.g. step_choice=largest), C1_LIMIT (s a run, 200), B8_T (0.03125),
-# B8_LIMIT (200), T1_GEN (40).
+# B8_LIMIT (200), T1_GEN (40); BIN (a swarmfit binary on the device machine instead of B's) and
+# LABEL (the output's name: scaling$LABEL.txt), to compare two builds in one call.
 set -uo pipefail
 R=$(pwd); B=$R/${B:-.gpu/x4}; OUT=${OUT:-/tmp/out}; W=/tmp/scaling; mkdir -p "$OUT" $W
-exec > >(tee "$OUT/scaling.txt") 2>&1
+exec > >(tee "$OUT/scaling${LABEL:-}.txt") 2>&1
 cd "$B" && source ./mpi_env.sh || exit 1
 export LD_LIBRARY_PATH=/usr/local/cuda-13.0/targets/x86_64-linux/lib:$LD_LIBRARY_PATH
-cd $W && xz -dc "$B/swarmfit.xz" > swarmfit && chmod +x swarmfit || exit 1
+if [ -n "${BIN:-}" ]; then cp "$BIN" $W/swarmfit && cd $W || exit 1
+else cd $W && xz -dc "$B/swarmfit.xz" > swarmfit && chmod +x swarmfit || exit 1; fi
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader; lscpu | grep "Model name"
 nproc; date -u; nvidia-smi topo -m
 ms() { date +%s%N | cut -c1-13; }

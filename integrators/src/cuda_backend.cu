@@ -132,15 +132,9 @@ struct CudaBatchPipeline::Impl {
 
   void ensure_streams(int count) {
     if (!start) SWARMFIT_CUDA_CHECK(cudaEventCreate(&start));
-    // The device's greatest stream priority: alone on a GPU it changes nothing; in a packed catalog
-    // these are the streams of the targets that keep their own launches (five bodies and more, a
-    // thread per body), the longest chains, which bound the catalog on several GPUs, and the
-    // block scheduler dispatches their blocks before those of the packed launches' streams.
-    int least = 0, greatest = 0;
-    SWARMFIT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     while (static_cast<int>(streams.size()) < count) {
       cudaStream_t s;
-      SWARMFIT_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest));
+      SWARMFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       streams.push_back(s);
       cudaEvent_t a, b, c;
       SWARMFIT_CUDA_CHECK(cudaEventCreate(&a));
