@@ -12,7 +12,8 @@
 # Settings: RUNS (any of c1 b8 t1; default all), GPUS (default "1 2 4"), C1_CASES (R:H, R ranks with
 # --host-targets H; default R:0 for R in GPUS), C1_PIN=1 (R ranks on R GPUs' share of the cores),
 # C1_SOLO (below), C1_GEN (50), C1_OPT (20), C1_KEYS
-# (more catalog keys, e.g. step_choice=largest), C1_LIMIT (s a run, 200), B8_T (0.03125),
+# (more catalog keys, e.g. step_choice=largest), C1_MPI (more mpirun options, e.g. -x VARIABLE),
+# C1_LIMIT (s a run, 200), B8_T (0.03125),
 # B8_LIMIT (200), T1_GEN (40); BIN (a swarmfit binary on the device machine instead of B's) and
 # LABEL (the output's name: scaling$LABEL.txt), to compare two builds in one call.
 set -uo pipefail
@@ -44,7 +45,7 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
     r=${case%%:*}; h=${case##*:}; pin=""
     [ -n "${C1_PIN:-}" ] && [ $(( r * per_gpu )) -lt $(nproc) ] && pin="taskset -c 0-$(( r * per_gpu - 1 ))"
     o=$W/c1_$r; rm -rf $o; s=$(ms); u=$(util $W/util_c1_$r.txt); c0=$(cpu_mark)
-    (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} $pin mpirun -np $r ../swarmfit catalog --config archive.cfg --output $o \
+    (cd $W/full && timeout -s TERM ${C1_LIMIT:-200} $pin mpirun -np $r ${C1_MPI:-} ../swarmfit catalog --config archive.cfg --output $o \
       --no-report --jobs $((512 / r)) --pack on --host-targets $h backend=cuda generations=${C1_GEN:-50} \
       optimize=${C1_OPT:-20} ess_target=0 threads=1 ${C1_KEYS:-} > $o.log 2>&1)
     rc=$?; kill $u
