@@ -13,7 +13,8 @@
 # --host-targets H; default R:0 for R in GPUS), C1_PIN=1 (R ranks on R GPUs' share of the cores),
 # C1_SOLO (below), C1_GEN (50), C1_OPT (20), C1_KEYS
 # (more catalog keys, e.g. step_choice=largest), C1_MPI (more mpirun options, e.g. -x VARIABLE),
-# C1_LIMIT (s a run, 200), B8_T (0.03125),
+# C1_LIMIT (s a run, 200), B8_T (0.03125), B8_MPI (more mpirun options for B8, e.g.
+# "-x GOMP_SPINCOUNT=10000" with GOMP_SPINCOUNT exported),
 # B8_LIMIT (200), T1_GEN (40); BIN (a swarmfit binary on the device machine instead of B's) and
 # LABEL (the output's name: scaling$LABEL.txt), to compare two builds in one call.
 set -uo pipefail
@@ -76,7 +77,7 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" b8 "* ]]; then
   export OMP_WAIT_POLICY=passive
   for r in $gpus; do
     s=$(ms)
-    timeout -s TERM ${B8_LIMIT:-200} mpirun -np $r -x OMP_WAIT_POLICY ./swarmfit nbody n=1048576 order=4 \
+    timeout -s TERM ${B8_LIMIT:-200} mpirun -np $r -x OMP_WAIT_POLICY ${B8_MPI:-} ./swarmfit nbody n=1048576 order=4 \
       softening=3.814697265625e-06 max_step=0.0078125 t_end=${B8_T:-0.03125} snapshot_interval=${B8_T:-0.03125} \
       backend=cuda output=$W/b8_$r overwrite=true --quiet 2>&1 | tail -3
     echo "b8 gpus=$r wall_ms=$(( $(ms) - s ))"
