@@ -14,7 +14,7 @@
 # C1_SOLO (below), C1_GEN (50), C1_OPT (20), C1_KEYS
 # (more catalog keys, e.g. step_choice=largest), C1_MPI (more mpirun options, e.g. -x VARIABLE),
 # C1_LIMIT (s a run, 200), B8_T (0.03125), B8_MPI (more mpirun options for B8, e.g.
-# "-x GOMP_SPINCOUNT=10000" with GOMP_SPINCOUNT exported),
+# "-x GOMP_SPINCOUNT=10000"),
 # B8_LIMIT (200), T1_GEN (40); BIN (a swarmfit binary on the device machine instead of B's) and
 # LABEL (the output's name: scaling$LABEL.txt), to compare two builds in one call.
 set -uo pipefail
