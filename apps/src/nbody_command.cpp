@@ -580,8 +580,8 @@ int nbody_command(int argc, char** argv) {
       engine.run_until(next, [&] {
         // A signal stops every rank after the same block step; the state then holds bodies at
         // their own times, from which --resume continues bitwise. Under mpirun the ranks agree
-        // every 16th block step (each agreement is an allreduce: one a step cost 0.64 s of 35 s
-        // on four GPUs, bench/RESULTS.md "Four H200s"), a stop at most 16 block steps later.
+        // every 16th block step, since each agreement is an allreduce (bench/RESULTS.md, "Four
+        // H200s"): a stop comes at most 16 block steps later.
         const double hook_begun = wall();
         const bool agree = !mpi.active() || engine.counters().block_steps % 16 == 0;
         if (agree && mpi.any(stop_signal() != 0)) throw Stop{};

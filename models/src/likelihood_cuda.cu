@@ -151,24 +151,14 @@ struct StreamBuffer {
   }
 };
 
-// Pinned host memory that grows without cudaFreeHost, which synchronises the whole device: a
-// launch that outgrew its buffer would wait for every other launch's kernels. An outgrown buffer
-// is kept, unused, for the life of the pool (in all at most twice the final size).
-struct PinnedStaging {
-  std::vector<void*> outgrown;
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  template <class V>
-  V* get(std::size_t count) {
-    const std::size_t need = std::max<std::size_t>(count, 1) * sizeof(V);
-    if (need > bytes) {
-      if (ptr) outgrown.push_back(ptr);
-      bytes = need + need / 2;
-      SWARMFIT_CUDA_CHECK(cudaMallocHost(&ptr, bytes));
-    }
-    return static_cast<V*>(ptr);
-  }
-};
+// A pinned buffer of at least `count` values, grown by half again when it grows (GrowBuffer keeps
+// what it outgrows, so growing does not synchronise the device).
+template <class V>
+V* pinned_at_least(GrowBuffer& buffer, std::size_t count) {
+  count = std::max<std::size_t>(count, 1);
+  if (buffer.bytes < count * sizeof(V)) buffer.get<V>(count + count / 2);
+  return static_cast<V*>(buffer.ptr);
+}
 
 // A packed launch's device buffers, stream and events, kept from one launch to the next. Launches
 // run concurrently, each with a set of its own (a launch with a slow target need not hold the
@@ -186,7 +176,7 @@ struct PackedBuffers {
   // one copy: a pageable copy is staged by the driver through buffers that every thread of the
   // process shares, and may wait for its stream.
   StreamBuffer inputs, offsets, jitters, log_likelihood, bodies, clocks;
-  PinnedStaging host_inputs, host_clocks, host_log_likelihood;
+  GrowBuffer host_inputs{true}, host_clocks{true}, host_log_likelihood{true};
 };
 
 // The pool: a free set is taken for a launch and given back after it (a new set where none is
@@ -262,7 +252,7 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
                     at_instruments = part(num_instrument_rows * sizeof(int)),
                     at_tables = part(count * sizeof(ObservationTables)), at_runs = part(count * sizeof(SystemRun)),
                     at_first_slot = part(count * sizeof(long)), at_chunks = part(target_of_chunk.size() * sizeof(int));
-  char* host = m.host_inputs.get<char>(bytes);
+  char* host = pinned_at_least<char>(m.host_inputs, bytes);
   char* device = m.inputs.get<char>(bytes);
   double* params = reinterpret_cast<double*>(host + at_params);
   double* rows = reinterpret_cast<double*>(host + at_rows);
@@ -351,8 +341,8 @@ DeviceTiming integrate_packed_cuda(const std::vector<PackedTarget>& targets, int
   }
   SWARMFIT_CUDA_CHECK(cudaEventRecord(events[2], stream));
   const std::size_t clock_values = static_cast<std::size_t>(chunks) * kClockFields * kChunk;
-  double* host_clocks = m.host_clocks.get<double>(clock_values);
-  double* host_lnl = m.host_log_likelihood.get<double>(slots);
+  double* host_clocks = pinned_at_least<double>(m.host_clocks, clock_values);
+  double* host_lnl = pinned_at_least<double>(m.host_log_likelihood, slots);
   SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(stream));  // the kernel done before any copy is queued
   const auto integrated = std::chrono::steady_clock::now();
   SWARMFIT_CUDA_CHECK(

@@ -2,16 +2,20 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "swarmfit/integrators/portability.hpp"
 
 namespace swarmfit {
 
-// A grow-only buffer (freed with it): device memory, or pinned host memory.
+// A grow-only buffer (freed with it): device memory, or pinned host memory. A pinned buffer that
+// is outgrown is kept until the buffer is released, not freed while it grows: cudaFreeHost
+// synchronises the whole device, so a growth would wait for every kernel in flight.
 struct GrowBuffer {
   bool pinned = false;
   void* ptr = nullptr;
   std::size_t bytes = 0;
+  std::vector<void*> outgrown;
   GrowBuffer() = default;
   explicit GrowBuffer(bool pinned_host) : pinned(pinned_host) {}
   GrowBuffer(const GrowBuffer&) = delete;
@@ -19,7 +23,11 @@ struct GrowBuffer {
   template <class V>
   V* get(std::size_t count) {
     if (count * sizeof(V) > bytes) {
-      release();
+      if (pinned && ptr)
+        outgrown.push_back(ptr);
+      else
+        release();
+      ptr = nullptr;
       SWARMFIT_CUDA_CHECK(pinned ? cudaMallocHost(&ptr, count * sizeof(V)) : cudaMalloc(&ptr, count * sizeof(V)));
       bytes = count * sizeof(V);
     }
@@ -27,6 +35,8 @@ struct GrowBuffer {
   }
   void release() {
     if (ptr) pinned ? cudaFreeHost(ptr) : cudaFree(ptr);  // no throwing from a destructor
+    for (void* p : outgrown) cudaFreeHost(p);
+    outgrown.clear();
     ptr = nullptr;
     bytes = 0;
   }
