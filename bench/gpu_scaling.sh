@@ -14,7 +14,7 @@
 # C1_SOLO (below), C1_GEN (50), C1_OPT (20), C1_KEYS
 # (more catalog keys, e.g. step_choice=largest), C1_MPI (more mpirun options, e.g. -x VARIABLE),
 # C1_LIMIT (s a run, 200), B8_T (0.03125), B8_MPI (more mpirun options for B8, e.g.
-# "-x GOMP_SPINCOUNT=10000"),
+# "-x GOMP_SPINCOUNT=10000"), B8_KEYS (more nbody keys, e.g. backend_steps=false),
 # B8_LIMIT (200), T1_GEN (40); BIN (a swarmfit binary on the device machine instead of B's) and
 # LABEL (the output's name: scaling$LABEL.txt), to compare two builds in one call.
 set -uo pipefail
@@ -79,8 +79,8 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" b8 "* ]]; then
     s=$(ms)
     timeout -s TERM ${B8_LIMIT:-200} mpirun -np $r -x OMP_WAIT_POLICY ${B8_MPI:-} ./swarmfit nbody n=1048576 order=4 \
       softening=3.814697265625e-06 max_step=0.0078125 t_end=${B8_T:-0.03125} snapshot_interval=${B8_T:-0.03125} \
-      backend=cuda output=$W/b8_$r overwrite=true --quiet 2>&1 | tail -3
-    echo "b8 gpus=$r wall_ms=$(( $(ms) - s ))"
+      backend=cuda output=$W/b8_$r overwrite=true --quiet ${B8_KEYS:-} 2>&1 | tail -3
+    echo "b8 gpus=$r ${B8_KEYS:+(${B8_KEYS}) }wall_ms=$(( $(ms) - s ))"
   done
 fi
 

@@ -74,7 +74,9 @@ po::options_description nbody_keys() {
       "max_step", po::value<double>()->default_value(0.0625), "longest block step (a power of two)")(
       "min_step", po::value<double>()->default_value(std::ldexp(1.0, -50)), "a step below this stops the run")(
       "shared_steps", po::value<bool>()->default_value(false), "every body on the smallest step")(
-      "t_end", po::value<double>()->default_value(1.0), "end time (a multiple of max_step)")(
+      "backend_steps", po::value<bool>()->default_value(true),
+      "the force backend predicts and corrects the active bodies (backend = cuda: on the GPU; false: on the "
+      "host, the same bits)")("t_end", po::value<double>()->default_value(1.0), "end time (a multiple of max_step)")(
       "snapshot_interval", po::value<double>()->default_value(0.125),
       "time between snapshots (a multiple of max_step)")("output", po::value<std::string>()->default_value("nbody_out"),
                                                          "output folder")(
@@ -300,6 +302,7 @@ int nbody_command(int argc, char** argv) {
   s.min_step = positive<double>(vm, o, "min_step");
   if (s.min_step >= s.max_step) bad_value(o, "min_step", "must be below max_step");
   s.shared_steps = vm["shared_steps"].as<bool>();
+  s.backend_steps = vm["backend_steps"].as<bool>();
   const double t_end = positive<double>(vm, o, "t_end");
   if (!multiple_of(t_end, s.max_step)) bad_value(o, "t_end", "must be a multiple of max_step");
   const double interval = positive<double>(vm, o, "snapshot_interval");

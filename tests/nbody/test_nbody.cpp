@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend_steps.hpp"
 #include "swarmfit/nbody/engine.hpp"
 #include "swarmfit/nbody/initial_conditions.hpp"
 #include "swarmfit/nbody/particles.hpp"
@@ -193,6 +194,10 @@ TEST(Nbody, ResultsAreBitwiseTheSameForAnyThreadCount) {
       EXPECT_EQ(one.bodies.state[i].x[d], two.bodies.state[i].x[d]);
       EXPECT_EQ(one.bodies.state[i].x[d], three.bodies.state[i].x[d]);
     }
+}
+
+TEST(Nbody, BackendStepsEqualHostStepsBitwise) {
+  expect_backend_steps_equal_host_steps([] { return make_cpu_backend(2); });
 }
 
 TEST(Nbody, TestParticlesFeelTheMassiveBodiesOnly) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "backend_steps.hpp"
 #include "swarmfit/nbody/engine.hpp"
 #include "swarmfit/nbody/initial_conditions.hpp"
 #include "swarmfit/nbody/particles.hpp"
@@ -100,6 +101,13 @@ TEST(NbodyGpu, TapeParticlesAgreeWithTheCpu) {
     }
     EXPECT_LT(worst, 1e-11) << "order " << order;
   }
+}
+
+// The GPU backend's own steps (predictor and corrector on the device, built without contraction)
+// against the engine's host steps with the same GPU forces: bitwise.
+TEST(NbodyGpu, BackendStepsEqualHostStepsBitwise) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)";
+  expect_backend_steps_equal_host_steps([] { return make_cuda_backend(); });
 }
 
 TEST(NbodyGpu, ForcesAgreeWithTheCpusToRoundOff) {

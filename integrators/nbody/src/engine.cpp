@@ -172,6 +172,22 @@ void BlockHermite::initialise() {
     for (long i = 0; i < n; ++i) bodies_.step[i] = shared;
   rebuild_levels();
   counters_ = NbodyCounters{};  // the counters are the block steps'
+  start_backend_steps();
+}
+
+void BlockHermite::start_backend_steps() {
+  backend_steps_ = settings_.backend_steps;
+  if (!backend_steps_) return;
+  std::vector<double> gm(bodies_.num_massive);
+  for (long j = 0; j < bodies_.num_massive; ++j) gm[j] = settings_.G * bodies_.mass[j];
+  backend_->load_all(bodies_.state, bodies_.time, gm);
+  host_stale_ = false;
+}
+
+void BlockHermite::sync_host() const {
+  if (!host_stale_) return;
+  backend_->download(bodies_.state);
+  host_stale_ = false;
 }
 
 void BlockHermite::resume() {
@@ -181,6 +197,7 @@ void BlockHermite::resume() {
     if (!(bodies_.step[i] > 0) || !power_of_two(bodies_.step[i]) || std::fmod(bodies_.time[i], bodies_.step[i]) != 0)
       throw std::invalid_argument("resume: body " + std::to_string(bodies_.id[i]) + " has no valid block step");
   rebuild_levels();
+  start_backend_steps();
 }
 
 void BlockHermite::step() {
@@ -208,25 +225,50 @@ void BlockHermite::step_order() {
       merge_into(active_, members);
       members.clear();
     }
-  forces(t_next, active_, Order, result_);
-  const auto correct_start = std::chrono::steady_clock::now();
-  // The correctors, per body and independent: threads for large active sets; then, in order, the
-  // new steps (a refusal names the first body in index order, whatever the threads).
   const int na = static_cast<int>(active_.size());
-  wanted_.resize(na);
-  const int correct_threads = host_threads(na, 200);
+  auto correct_start = std::chrono::steady_clock::now();
+  if (backend_steps_) {
+    // The device predicts the active bodies, sums their forces and corrects them; under MPI each
+    // rank corrects every active body with the ranks' sums, so that all devices hold every body.
+    const auto start_forces = std::chrono::steady_clock::now();
+    result_.resize(na, Order);
+    backend_->active_forces(t_next, Order, settings_.softening * settings_.softening, slice_, active_, result_);
+    if (reduce_) {
+      const auto reduce_start = std::chrono::steady_clock::now();
+      reduce_(result_.packed.data(), result_.packed.size());
+      counters_.reduce_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - reduce_start).count();
+    }
+    correct_start = std::chrono::steady_clock::now();
+    counters_.interactions += static_cast<double>(na) * static_cast<double>(bodies_.num_massive);
+    counters_.force_seconds += std::chrono::duration<double>(correct_start - start_forces).count();
+    backend_->correct_active(t_next, Order, settings_.eta, settings_.max_step, reduce_ ? &result_ : nullptr, wanted_,
+                             next_step_);
+    host_stale_ = true;
+  } else {
+    forces(t_next, active_, Order, result_);
+    correct_start = std::chrono::steady_clock::now();
+    // The correctors, per body and independent: threads for large active sets; then, in order,
+    // the new steps (a refusal names the first body in index order, whatever the threads).
+    wanted_.resize(na);
+    const int correct_threads = host_threads(na, 200);
 #pragma omp parallel for schedule(static) num_threads(correct_threads) if (correct_threads > 1)
-  for (int k = 0; k < na; ++k) {
-    const int i = active_[k];
-    const double* s1 = Order == 6 ? result_.snap(k) : nullptr;
-    wanted_[k] = correct<Order>(bodies_.state[i], bodies_.step[i], result_.acc(k), result_.jerk(k), s1, settings_.eta);
-    bodies_.time[i] = t_next;
+    for (int k = 0; k < na; ++k) {
+      const int i = active_[k];
+      const double* s1 = Order == 6 ? result_.snap(k) : nullptr;
+      wanted_[k] =
+          correct<Order>(bodies_.state[i], bodies_.step[i], result_.acc(k), result_.jerk(k), s1, settings_.eta);
+      bodies_.time[i] = t_next;
+    }
   }
   double shared = settings_.max_step;
   for (int k = 0; k < na; ++k) {
     const int i = active_[k];
     const double wanted = wanted_[k];
-    const double dt = quantise_step(wanted, bodies_.step[i], t_next, settings_.max_step);
+    // (Backend steps: the backend quantised the step.)
+    const double dt =
+        backend_steps_ ? next_step_[k] : quantise_step(wanted, bodies_.step[i], t_next, settings_.max_step);
+    if (backend_steps_) bodies_.time[i] = t_next;
     if (dt < settings_.min_step || std::isnan(wanted)) {  // inf: nothing limits the step
       std::ostringstream m;
       m << "body " << bodies_.id[i] << " at t = " << t_next << " needs a step of " << wanted << " (below min_step "
@@ -254,9 +296,11 @@ void BlockHermite::step_order() {
   counters_.correct_seconds += std::chrono::duration<double>(update_start - correct_start).count();
   // Only those of this process's slice: the backend predicts and sums no other j body, so under
   // MPI each rank's copy of the others would be work (and a GPU upload) that R ranks repeat.
+  // (Backend steps: the backend corrected its own copy.)
   const auto slice_begin = std::lower_bound(active_.begin(), active_.end(), static_cast<int>(slice_.first));
   const auto slice_end = std::lower_bound(slice_begin, active_.end(), static_cast<int>(slice_.last));
-  if (slice_end != slice_begin) backend_->update(std::vector<int>(slice_begin, slice_end), bodies_.state, bodies_.time);
+  if (!backend_steps_ && slice_end != slice_begin)
+    backend_->update(std::vector<int>(slice_begin, slice_end), bodies_.state, bodies_.time);
   const auto step_end = std::chrono::steady_clock::now();
   counters_.update_seconds += std::chrono::duration<double>(step_end - update_start).count();
   time_ = t_next;
@@ -277,6 +321,7 @@ void BlockHermite::run_until(double t_end, const std::function<void()>& after_st
 }
 
 Energy BlockHermite::energy() {
+  sync_host();
   const long n = bodies_.size();
   for (long i = 0; i < n; ++i)
     if (bodies_.time[i] != time_) throw std::logic_error("energy: the bodies are not at one time");

@@ -24,12 +24,60 @@ class CpuBackend final : public ForceBackend {
 
   void load(const std::vector<BodyState>& state, const std::vector<double>& time,
             const std::vector<double>& gm) override {
-    n_ = static_cast<long>(gm.size());
-    gm_ = gm;
-    time_.assign(time.begin(), time.begin() + n_);
-    for (auto& f : fields_) f.assign(n_, 0.0);
-    for (auto& p : predicted_) p.assign(n_, 0.0);
-    for (long j = 0; j < n_; ++j) store(j, state[j]);
+    load_bodies(state, time, gm, static_cast<long>(gm.size()));
+  }
+
+  // Backend steps on the CPU: the same predictor and corrector as the engine's host steps, on
+  // this backend's copy of the bodies (the GPU backend's path, so that it runs and is tested
+  // without a GPU; no copy of corrected bodies into the backend either).
+  void load_all(const std::vector<BodyState>& state, const std::vector<double>& time,
+                const std::vector<double>& gm) override {
+    load_bodies(state, time, gm, static_cast<long>(state.size()));
+  }
+
+  void active_forces(double t, int order, double eps2, const JSlice& slice, const std::vector<int>& active,
+                     ForceResult& out) override {
+    if (order != 4 && order != 6) throw std::logic_error("active_forces: order 4 or 6");
+    const int ni = static_cast<int>(active.size());
+    batch_.index = active;
+    batch_.potential = false;
+    batch_.x.resize(3 * static_cast<std::size_t>(ni));
+    batch_.v.resize(3 * static_cast<std::size_t>(ni));
+    batch_.a.resize(3 * static_cast<std::size_t>(ni));
+    batch_.j.clear();
+    const int predict_threads = std::min(threads_, host_threads(ni, 50));
+#pragma omp parallel for schedule(static) num_threads(predict_threads) if (predict_threads > 1)
+    for (int k = 0; k < ni; ++k) {
+      const int i = active[k];
+      predict(load_state(i), t - time_[i], &batch_.x[3 * k], &batch_.v[3 * k], &batch_.a[3 * k]);
+    }
+    forces(t, order, eps2, slice, batch_, out);
+    own_ = out;
+  }
+
+  void correct_active(double t, int order, double eta, double max_step, const ForceResult* summed,
+                      std::vector<double>& wanted, std::vector<double>& next_step) override {
+    const ForceResult& r = summed ? *summed : own_;
+    const int ni = batch_.size();
+    wanted.resize(ni);
+    next_step.resize(ni);
+    const int correct_threads = std::min(threads_, host_threads(ni, 200));
+#pragma omp parallel for schedule(static) num_threads(correct_threads) if (correct_threads > 1)
+    for (int k = 0; k < ni; ++k) {
+      const int i = batch_.index[k];
+      BodyState b = load_state(i);
+      const double h = t - time_[i];
+      wanted[k] = order == 6 ? correct<6>(b, h, r.acc(k), r.jerk(k), r.snap(k), eta)
+                             : correct<4>(b, h, r.acc(k), r.jerk(k), nullptr, eta);
+      next_step[k] = quantise_step(wanted[k], h, t, max_step);
+      store(i, b);
+      time_[i] = t;
+    }
+  }
+
+  void download(std::vector<BodyState>& state) override {
+    state.resize(n_);
+    for (long j = 0; j < n_; ++j) state[j] = load_state(j);
   }
 
   void update(const std::vector<int>& index, const std::vector<BodyState>& state,
@@ -41,7 +89,7 @@ class CpuBackend final : public ForceBackend {
   }
 
   void forces(double t, int order, double eps2, const JSlice& slice, const IBatch& batch, ForceResult& out) override {
-    const long first = slice.first, last = slice.last < 0 ? n_ : slice.last;
+    const long first = slice.first, last = slice.last < 0 ? massive_ : slice.last;
     predict_all(t, first, last, order == 8);
     const int ni = batch.size();
     const long nj = last - first;
@@ -76,6 +124,30 @@ class CpuBackend final : public ForceBackend {
   }
 
  private:
+  void load_bodies(const std::vector<BodyState>& state, const std::vector<double>& time, const std::vector<double>& gm,
+                   long n) {
+    n_ = n;
+    massive_ = static_cast<long>(gm.size());
+    gm_ = gm;
+    time_.assign(time.begin(), time.begin() + n_);
+    for (auto& f : fields_) f.assign(n_, 0.0);
+    for (auto& p : predicted_) p.assign(massive_, 0.0);
+    for (long j = 0; j < n_; ++j) store(j, state[j]);
+  }
+
+  BodyState load_state(long j) const {
+    BodyState b;
+    for (int d = 0; d < 3; ++d) {
+      b.x[d] = fields_[d][j];
+      b.v[d] = fields_[3 + d][j];
+      b.a[d] = fields_[6 + d][j];
+      b.j[d] = fields_[9 + d][j];
+      b.s[d] = fields_[12 + d][j];
+      b.c[d] = fields_[15 + d][j];
+    }
+    return b;
+  }
+
   void store(long j, const BodyState& b) {
     for (int d = 0; d < 3; ++d) {
       fields_[d][j] = b.x[d];
@@ -90,15 +162,7 @@ class CpuBackend final : public ForceBackend {
   void predict_all(double t, long first, long last, bool jerk) {
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (long j = first; j < last; ++j) {
-      BodyState b;
-      for (int d = 0; d < 3; ++d) {
-        b.x[d] = fields_[d][j];
-        b.v[d] = fields_[3 + d][j];
-        b.a[d] = fields_[6 + d][j];
-        b.j[d] = fields_[9 + d][j];
-        b.s[d] = fields_[12 + d][j];
-        b.c[d] = fields_[15 + d][j];
-      }
+      const BodyState b = load_state(j);
       double xp[3], vp[3], ap[3];
       predict(b, t - time_[j], xp, vp, ap);
       for (int d = 0; d < 3; ++d) {
@@ -160,7 +224,9 @@ class CpuBackend final : public ForceBackend {
   }
 
   int threads_;
-  long n_ = 0;
+  long n_ = 0, massive_ = 0;  // every body held (backend steps: test particles too), the massive ones
+  IBatch batch_;              // backend steps: the active bodies, predicted
+  ForceResult own_;           // and their forces from this process's slice
   std::vector<double> gm_, time_;
   std::vector<double> fields_[kFields];
   std::vector<double> predicted_[12];  // x v a (j: order 8 only)

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "steps_cuda.hpp"
 #include "swarmfit/nbody/force_backend.hpp"
 
 namespace swarmfit::nbody {
@@ -57,7 +58,8 @@ struct DeviceArray {
 template <class V>
 using PinnedArray = DeviceArray<V, true>;
 
-// The massive bodies: field f of body j at fields[f * n + j]; predicted x v a (j) at pred[f * n + j].
+// The bodies: field f of body j at fields[f * n + j]; predicted x v a (j) at pred[f * n + j]. n is
+// the massive bodies, or with backend steps every body (the j sums still read the massive ones).
 struct JView {
   const double* fields;
   const double* time;
@@ -78,15 +80,7 @@ __global__ void scatter_kernel(JView jv, double* fields, double* time, const int
 __global__ void predict_kernel(JView jv, double t, long first, long last, bool jerk) {
   const long j = first + blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
   if (j >= last) return;
-  BodyState b;
-  for (int d = 0; d < 3; ++d) {
-    b.x[d] = jv.fields[(0 + d) * jv.n + j];
-    b.v[d] = jv.fields[(3 + d) * jv.n + j];
-    b.a[d] = jv.fields[(6 + d) * jv.n + j];
-    b.j[d] = jv.fields[(9 + d) * jv.n + j];
-    b.s[d] = jv.fields[(12 + d) * jv.n + j];
-    b.c[d] = jv.fields[(15 + d) * jv.n + j];
-  }
+  const BodyState b = device::load_fields(jv.fields, jv.n, j);
   const double h = t - jv.time[j];
   double xp[3], vp[3], ap[3];
   predict(b, h, xp, vp, ap);
@@ -215,18 +209,58 @@ class CudaBackend final : public ForceBackend {
 
   void load(const std::vector<BodyState>& state, const std::vector<double>& time,
             const std::vector<double>& gm) override {
-    n_ = static_cast<long>(gm.size());
-    fields_.reserve(kStateFields * n_);
-    pred_.reserve(12 * n_);
-    time_.reserve(n_);
-    gm_.reserve(n_);
-    std::vector<double> f(kStateFields * n_);
-    for (long j = 0; j < n_; ++j) {
-      pack_fields(state[j], f.data(), j, n_);
+    load_bodies(state, time, gm, static_cast<long>(gm.size()));
+  }
+
+  void load_all(const std::vector<BodyState>& state, const std::vector<double>& time,
+                const std::vector<double>& gm) override {
+    load_bodies(state, time, gm, static_cast<long>(state.size()));
+  }
+
+  void active_forces(double t, int order, double eps2, const JSlice& slice, const std::vector<int>& active,
+                     ForceResult& out) override {
+    if (order != 4 && order != 6) throw std::logic_error("active_forces: order 4 or 6");
+    const long first = slice.first, last = slice.last < 0 ? massive_ : slice.last;
+    active_count_ = static_cast<int>(active.size());
+    if (active_count_ == 0) return;
+    staging_.reserve((active.size() + 1) / 2);
+    std::copy(active.begin(), active.end(), reinterpret_cast<int*>(staging_.ptr));
+    active_index_.reserve(active.size());
+    check(cudaMemcpyAsync(active_index_.ptr, staging_.ptr, active.size() * sizeof(int), cudaMemcpyHostToDevice),
+          "active");
+    ibody_.reserve(static_cast<std::size_t>(active_count_) * 12);
+    if (last > first) predict_j(t, first, last, false);
+    device::predict_active(fields_.ptr, time_.ptr, n_, active_index_.ptr, active_count_, t, ibody_.ptr);
+    sum(order, eps2, first, last, active_count_, active_index_.ptr, false, out);
+  }
+
+  void correct_active(double t, int order, double eta, double max_step, const ForceResult* summed,
+                      std::vector<double>& wanted, std::vector<double>& next_step) override {
+    const int ni = active_count_;
+    wanted.resize(ni);
+    next_step.resize(ni);
+    if (ni == 0) return;
+    const std::size_t elements = static_cast<std::size_t>(ni) * packed_width(order);
+    if (summed) {  // the ranks' sums (this rank's own are in result_)
+      staging_.reserve(elements);
+      std::copy(summed->packed.begin(), summed->packed.begin() + elements, staging_.ptr);
+      check(cudaMemcpyAsync(result_.ptr, staging_.ptr, elements * sizeof(double), cudaMemcpyHostToDevice), "sums");
     }
-    check(cudaMemcpy(fields_.ptr, f.data(), f.size() * sizeof(double), cudaMemcpyHostToDevice), "load");
-    check(cudaMemcpy(time_.ptr, time.data(), n_ * sizeof(double), cudaMemcpyHostToDevice), "load");
-    check(cudaMemcpy(gm_.ptr, gm.data(), n_ * sizeof(double), cudaMemcpyHostToDevice), "load");
+    wanted_.reserve(2 * static_cast<std::size_t>(ni));  // wanted, then the next steps
+    device::correct_active(order, fields_.ptr, time_.ptr, n_, active_index_.ptr, ni, t, result_.ptr, eta, max_step,
+                           wanted_.ptr, wanted_.ptr + ni);
+    download_.reserve(2 * static_cast<std::size_t>(ni));
+    check(cudaMemcpyAsync(download_.ptr, wanted_.ptr, 2 * ni * sizeof(double), cudaMemcpyDeviceToHost), "wanted");
+    check(cudaStreamSynchronize(0), "wanted");
+    std::copy(download_.ptr, download_.ptr + ni, wanted.begin());
+    std::copy(download_.ptr + ni, download_.ptr + 2 * ni, next_step.begin());
+  }
+
+  void download(std::vector<BodyState>& state) override {
+    std::vector<double> f(kStateFields * n_);
+    check(cudaMemcpy(f.data(), fields_.ptr, f.size() * sizeof(double), cudaMemcpyDeviceToHost), "download");
+    state.resize(n_);
+    for (long j = 0; j < n_; ++j) state[j] = device::load_fields(f.data(), n_, j);
   }
 
   void update(const std::vector<int>& index, const std::vector<BodyState>& state,
@@ -267,12 +301,11 @@ class CudaBackend final : public ForceBackend {
   }
 
   void forces(double t, int order, double eps2, const JSlice& slice, const IBatch& batch, ForceResult& out) override {
-    const long first = slice.first, last = slice.last < 0 ? n_ : slice.last;
+    const long first = slice.first, last = slice.last < 0 ? massive_ : slice.last;
     const int ni = batch.size();
     const long nj = last - first;
     if (ni == 0 || nj <= 0) return;
-    predict_kernel<<<static_cast<unsigned>((nj + 255) / 256), 256>>>(view(), t, first, last, order == 8);
-    check(cudaGetLastError(), "predict");
+    predict_j(t, first, last, order == 8);
     // One upload: the i bodies (12 fields each) then their indices.
     staging_.reserve(static_cast<std::size_t>(ni) * 12 + (ni + 1) / 2);
     double* ib = staging_.ptr;
@@ -291,6 +324,40 @@ class CudaBackend final : public ForceBackend {
                           cudaMemcpyHostToDevice),
           "i bodies");
     const int* index = reinterpret_cast<const int*>(ibody_.ptr + static_cast<std::size_t>(ni) * 12);
+    sum(order, eps2, first, last, ni, index, batch.potential, out);
+  }
+
+ private:
+  void load_bodies(const std::vector<BodyState>& state, const std::vector<double>& time, const std::vector<double>& gm,
+                   long n) {
+    n_ = n;
+    massive_ = static_cast<long>(gm.size());
+    fields_.reserve(kStateFields * n_);
+    pred_.reserve(12 * n_);
+    time_.reserve(n_);
+    gm_.reserve(massive_);
+    std::vector<double> f(kStateFields * n_);
+    for (long j = 0; j < n_; ++j) device::store_fields(f.data(), n_, j, state[j]);
+    check(cudaMemcpy(fields_.ptr, f.data(), f.size() * sizeof(double), cudaMemcpyHostToDevice), "load");
+    check(cudaMemcpy(time_.ptr, time.data(), n_ * sizeof(double), cudaMemcpyHostToDevice), "load");
+    check(cudaMemcpy(gm_.ptr, gm.data(), massive_ * sizeof(double), cudaMemcpyHostToDevice), "load");
+  }
+
+  void predict_j(double t, long first, long last, bool jerk) {
+    predict_kernel<<<static_cast<unsigned>((last - first + 255) / 256), 256>>>(view(), t, first, last, jerk);
+    check(cudaGetLastError(), "predict");
+  }
+
+  // The sums over j in [first, last) for the ni bodies of ibody_ (index: their global indices, on
+  // the device), into result_ and added into out's rows.
+  void sum(int order, double eps2, long first, long last, int ni, const int* index, bool potential, ForceResult& out) {
+    const long nj = last - first;
+    if (nj <= 0) {  // no j body: zero sums (the corrector reads result_)
+      const std::size_t elements = static_cast<std::size_t>(ni) * packed_width(order);
+      result_.reserve(elements);
+      check(cudaMemsetAsync(result_.ptr, 0, elements * sizeof(double)), "zero");
+      return;
+    }
     const int iblocks = (ni + kThreads - 1) / kThreads;
     const long max_splits = (nj + kMinChunk - 1) / kMinChunk;
     const long splits = std::max(1L, std::min(max_splits, static_cast<long>((target_blocks_ + iblocks - 1) / iblocks)));
@@ -307,9 +374,9 @@ class CudaBackend final : public ForceBackend {
     if (order == 8)
       launch(force_kernel<8, true>);
     else if (order == 6)
-      batch.potential ? launch(force_kernel<6, true>) : launch(force_kernel<6, false>);
+      potential ? launch(force_kernel<6, true>) : launch(force_kernel<6, false>);
     else
-      batch.potential ? launch(force_kernel<4, true>) : launch(force_kernel<4, false>);
+      potential ? launch(force_kernel<4, true>) : launch(force_kernel<4, false>);
     check(cudaGetLastError(), "force");
     const long elements = static_cast<long>(ni) * w;
     reduce_kernel<<<static_cast<unsigned>((elements + 255) / 256), 256>>>(partial_.ptr, static_cast<int>(used), ni, w,
@@ -325,22 +392,13 @@ class CudaBackend final : public ForceBackend {
     for (long e = 0; e < elements; ++e) sums[e] += got[e];
   }
 
- private:
-  static void pack_fields(const BodyState& b, double* f, long j, long n) {
-    for (int d = 0; d < 3; ++d) {
-      f[(0 + d) * n + j] = b.x[d];
-      f[(3 + d) * n + j] = b.v[d];
-      f[(6 + d) * n + j] = b.a[d];
-      f[(9 + d) * n + j] = b.j[d];
-      f[(12 + d) * n + j] = b.s[d];
-      f[(15 + d) * n + j] = b.c[d];
-    }
-  }
   JView view() { return JView{fields_.ptr, time_.ptr, gm_.ptr, pred_.ptr, n_}; }
 
-  long n_ = 0;
+  long n_ = 0, massive_ = 0;
   int target_blocks_ = kTargetBlocks;
-  DeviceArray<double> fields_, pred_, time_, gm_, ibody_, partial_, result_, update_packed_;
+  int active_count_ = 0;  // the bodies of the last active_forces
+  DeviceArray<double> fields_, pred_, time_, gm_, ibody_, partial_, result_, update_packed_, wanted_;
+  DeviceArray<int> active_index_;
   PinnedArray<double> staging_, download_;
 };
 

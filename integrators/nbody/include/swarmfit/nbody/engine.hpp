@@ -32,6 +32,10 @@ struct NbodySettings {
   double max_step = 0.125;    // the longest block step (a power of two)
   double min_step = 0x1p-50;  // a step below this stops the run (a close encounter without softening)
   bool shared_steps = false;  // every body on the smallest step (the reference for block steps)
+  // With a backend that can (both can): every body kept by the force backend, the active ones
+  // predicted and corrected there (on the GPU: on the device; force_backend.hpp, backend_steps);
+  // the same bits as the host's steps.
+  bool backend_steps = true;
 };
 
 // The bodies: massive ones first, test particles (mass 0) after. State at each body's own time.
@@ -62,6 +66,7 @@ struct NbodyCounters {
   double predict_seconds = 0;  // the active bodies predicted to the block time
   double correct_seconds = 0;  // their correctors, new steps and levels
   double update_seconds = 0;   // the force backend's copy of them (the GPU's: pack, upload, scatter)
+  // With backend steps the predictor is in force_seconds and the corrector in correct_seconds.
 };
 
 // Adds the partial force sums of the ranks, in place, identically on every rank (MPI_Allreduce).
@@ -83,7 +88,11 @@ class BlockHermite {
   void run_until(double t_end, const std::function<void()>& after_step = nullptr);
   // Kinetic and potential energy now (every body must be at time(): after run_until).
   Energy energy();
-  const Bodies& bodies() const { return bodies_; }
+  // (With backend steps: copied from the backend when they changed since the last call.)
+  const Bodies& bodies() const {
+    sync_host();
+    return bodies_;
+  }
   const NbodyCounters& counters() const { return counters_; }
   const NbodySettings& settings() const { return settings_; }
   // The bodies the last block step corrected (index order; their new states are in bodies()).
@@ -94,6 +103,9 @@ class BlockHermite {
   void step_order();
   void forces(double t, const std::vector<int>& active, int order, ForceResult& out, bool potential = false);
   void rebuild_levels();
+  // Backend steps from here on, where the settings and the backend allow (after the start).
+  void start_backend_steps();
+  void sync_host() const;
   // Adds the sorted `more` to the sorted `sorted`, keeping it sorted (a merge through scratch_).
   void merge_into(std::vector<int>& sorted, const std::vector<int>& more);
 
@@ -101,7 +113,10 @@ class BlockHermite {
   // a level share their next time (the next multiple of the step after the system time), so a
   // block step takes whole levels and touches only the active bodies, never all N.
   std::map<int, std::vector<int>> levels_;
-  Bodies bodies_;
+  // mutable: with backend steps the states are the backend's, copied here on demand (sync_host).
+  mutable Bodies bodies_;
+  mutable bool host_stale_ = false;
+  bool backend_steps_ = false;
   NbodySettings settings_;
   std::unique_ptr<ForceBackend> backend_;
   JSlice slice_;
@@ -112,6 +127,7 @@ class BlockHermite {
   std::map<int, std::vector<int>> arriving_;  // the active bodies by their new level (reused)
   std::vector<int> scratch_;                  // merge_into's buffer (reused)
   std::vector<double> wanted_;                // the correctors' next steps, per active body
+  std::vector<double> next_step_;             // and (backend steps) the backend's quantised ones
   IBatch batch_;
   ForceResult result_;
 };

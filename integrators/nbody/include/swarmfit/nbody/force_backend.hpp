@@ -67,6 +67,28 @@ class ForceBackend {
   // Sums over j in `slice` (massive bodies predicted to t) for every body of `batch`. Order 4:
   // acc, jerk; 6: and snap; 8 (once, at the start): and crackle.
   virtual void forces(double t, int order, double eps2, const JSlice& slice, const IBatch& batch, ForceResult& out) = 0;
+
+  // Backend steps: the backend holds every body, test particles too, and predicts and corrects
+  // the active ones itself, so a block step sends it their indices and reads back their wanted
+  // steps. On the GPU no state then crosses the bus (phi-GPU and HiGPUs predict on the device
+  // likewise; the host's predictor and corrector were the work every rank repeated:
+  // bench/RESULTS.md, B8). The same hermite.hpp functions, the GPU's compiled without
+  // contraction: the same bits as the engine's host steps.
+  // Every body (massive first: gm holds theirs) at its own time; replaces load()'s copy.
+  virtual void load_all(const std::vector<BodyState>& state, const std::vector<double>& time,
+                        const std::vector<double>& gm) = 0;
+  // Forces (orders 4 and 6) on the bodies of `active` (sorted), predicted to t by the backend,
+  // from the slice; added into out's rows (zeroed by the caller) as forces() adds them.
+  virtual void active_forces(double t, int order, double eps2, const JSlice& slice, const std::vector<int>& active,
+                             ForceResult& out) = 0;
+  // Corrects the bodies of the last active_forces call to t with their forces: `summed`, the
+  // ranks' sums of its result (MPI), or nullptr for its own. Each body's wanted next step
+  // (hermite.hpp, correct) into `wanted` and its next block step (quantise_step, up to max_step)
+  // into `next_step`.
+  virtual void correct_active(double t, int order, double eta, double max_step, const ForceResult* summed,
+                              std::vector<double>& wanted, std::vector<double>& next_step) = 0;
+  // Every body's state (x v a j s c) into `state` (resized to all bodies).
+  virtual void download(std::vector<BodyState>& state) = 0;
 };
 
 // OpenMP threads and SIMD. Each active body's j sum is cut into chunks whose size depends on the
