@@ -52,7 +52,7 @@ if [[ " ${RUNS:-c1 b8 t1} " == *" c1 "* ]]; then
     rc=$?; kill $u
     echo "c1 gpus=$r host_targets=$h ${pin:+($pin) }rc=$rc wall_ms=$(( $(ms) - s )) utilisation $(mean_util $W/util_c1_$r.txt); host: $(cores_busy "$c0" "$(cpu_mark)")"
     grep -E "host's CPU cores" $o.log
-    grep -E "time:|packing" $o.log
+    grep -E "time:|packing|fits, the longest" $o.log
     [ -f $o/summary.csv ] && echo "  summary md5 (seconds aside) $(cut -d, -f1-5,7- $o/summary.csv | md5sum | cut -c1-8)" \
       && echo "  the longest fits (s): $(tail -n +2 $o/summary.csv | sort -t, -k6 -g -r | awk -F, '!seen[$1]++' | head -8 | cut -d, -f1,6 | tr '\n' ' ')"
   done
@@ -69,6 +69,7 @@ if [ -n "${C1_SOLO:-}" ]; then
       --output $o --no-report --targets "$C1_SOLO" --jobs $k --pack on backend=$b generations=${C1_GEN:-50} \
       optimize=${C1_OPT:-20} ess_target=0 threads=$t ${C1_KEYS:-} > $o.log 2>&1)
     echo "solo $b (threads $t each) rc=$? wall_ms=$(( $(ms) - s )); fits (s): $(tail -n +2 $o/summary.csv 2>/dev/null | awk -F, '!seen[$1]++' | cut -d, -f1,6 | tr '\n' ' ')"
+    grep -E "fits, the longest" $o.log
   done
 fi
 

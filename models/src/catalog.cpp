@@ -1390,6 +1390,15 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
   // A target's summary rows and what became of it: skipped, kept from an earlier run, fitted now,
   // failed, or interrupted. Safe to run for several targets at once (threads: --jobs).
   enum class Done { kSkipped, kKept, kFitted, kFailed, kInterrupted };
+  // Each fit's time and where it went (the closing lines name the longest: what bounds a catalog).
+  struct FitTime {
+    std::string name;
+    double seconds;
+    FitTiming timing;
+    bool packed;
+  };
+  std::vector<FitTime> fit_times;
+  std::mutex fit_times_mutex;
   auto process = [&](std::size_t k, std::vector<CatalogResult>& rows) {
     const CatalogTarget& t = outcome.targets[k];
     if (!t.skip.empty()) {
@@ -1437,6 +1446,10 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
         min_ess = std::min(min_ess, row.ess_bulk);
       }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    {
+      const std::lock_guard<std::mutex> lock(fit_times_mutex);
+      fit_times.push_back({t.name, seconds, r.timing, configs[k]->likelihood.packer != nullptr});
+    }
     for (CatalogResult& row : rows) {
       row.generations = r.generation;
       row.seconds = seconds;
@@ -1586,6 +1599,24 @@ CatalogOutcome run_catalog(const CatalogSettings& settings, const CatalogCallbac
           "set-up %.1f s, kernels %.1f s, the rest %.1f s)",
           k ? ";" : "", times[k].first.c_str(), t.batches, t.waiting, t.launched, t.host, t.setup, t.kernels,
           std::max(0.0, t.launched - t.host - t.setup - t.kernels));
+      longest += part;
+    }
+    say(longest);
+  }
+  if (!fit_times.empty()) {
+    // The longest fits and where their time went: a fit with its own launches (not packed) shows
+    // here whether its kernels or its waits make it long.
+    std::sort(fit_times.begin(), fit_times.end(),
+              [](const FitTime& a, const FitTime& b) { return a.seconds > b.seconds; });
+    std::string longest = "fits, the longest:";
+    for (std::size_t k = 0; k < std::min<std::size_t>(fit_times.size(), 5); ++k) {
+      const FitTime& f = fit_times[k];
+      char part[300];
+      std::snprintf(part, sizeof part,
+                    "%s %s %.1f s (%s; start %.1f s, sampling %.1f s: likelihoods %.1f s, GPU kernels %.1f s, device "
+                    "total %.1f s)",
+                    k ? ";" : "", f.name.c_str(), f.seconds, f.packed ? "packed" : "not packed", f.timing.start,
+                    f.timing.sampling, f.timing.likelihood, f.timing.gpu_kernels, f.timing.gpu_device);
       longest += part;
     }
     say(longest);
