@@ -82,24 +82,35 @@ DeviceTiming run_on_device(Ensemble& ensemble, const RunRequest& request, const 
   SWARMFIT_CUDA_CHECK(cudaEventCreate(&kernel_start));
   SWARMFIT_CUDA_CHECK(cudaEventCreate(&kernel_stop));
   SWARMFIT_CUDA_CHECK(cudaEventCreate(&stop));
+  // On the request's stream, or the calling thread's own (not the legacy default stream, which
+  // every thread shares: a fit's copies there waited for other fits' kernels; bench/RESULTS.md,
+  // sixth session). The buffers' memory is stream-ordered (GrowBuffer): no device-wide waits.
+  RunRequest on_stream = request;
+  if (!on_stream.cuda_stream) on_stream.cuda_stream = cudaStreamPerThread;
+  const cudaStream_t stream = static_cast<cudaStream_t>(on_stream.cuda_stream);
   GrowBuffer bodies, clocks;
-  SWARMFIT_CUDA_CHECK(cudaEventRecord(start));
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(start, stream));
   double* device_bodies = bodies.get<double>(ensemble.body_data().size());
   double* device_clocks = clocks.get<double>(ensemble.clock_data().size());
-  SWARMFIT_CUDA_CHECK(cudaMemcpy(device_bodies, ensemble.body_data().data(), body_bytes, cudaMemcpyHostToDevice));
-  SWARMFIT_CUDA_CHECK(cudaMemcpy(device_clocks, ensemble.clock_data().data(), clock_bytes, cudaMemcpyHostToDevice));
+  SWARMFIT_CUDA_CHECK(
+      cudaMemcpyAsync(device_bodies, ensemble.body_data().data(), body_bytes, cudaMemcpyHostToDevice, stream));
+  SWARMFIT_CUDA_CHECK(
+      cudaMemcpyAsync(device_clocks, ensemble.clock_data().data(), clock_bytes, cudaMemcpyHostToDevice, stream));
   const EnsembleView view{device_bodies, device_clocks, ensemble.num_chunks(), ensemble.num_bodies()};
-  if (run.prepare) run.prepare();
-  SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_start));
-  run.launch(view, request);
-  SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_stop));
+  if (run.prepare) run.prepare();  // (its uploads are synchronous)
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_start, stream));
+  run.launch(view, on_stream);
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(kernel_stop, stream));
+  SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(stream));  // (collect's copies are on this thread's stream)
   if (run.collect) run.collect();
-  SWARMFIT_CUDA_CHECK(cudaMemcpy(ensemble.body_data().data(), device_bodies, body_bytes, cudaMemcpyDeviceToHost));
-  SWARMFIT_CUDA_CHECK(cudaMemcpy(ensemble.clock_data().data(), device_clocks, clock_bytes, cudaMemcpyDeviceToHost));
+  SWARMFIT_CUDA_CHECK(
+      cudaMemcpyAsync(ensemble.body_data().data(), device_bodies, body_bytes, cudaMemcpyDeviceToHost, stream));
+  SWARMFIT_CUDA_CHECK(
+      cudaMemcpyAsync(ensemble.clock_data().data(), device_clocks, clock_bytes, cudaMemcpyDeviceToHost, stream));
+  SWARMFIT_CUDA_CHECK(cudaEventRecord(stop, stream));
+  SWARMFIT_CUDA_CHECK(cudaEventSynchronize(stop));
   bodies.release();
   clocks.release();
-  SWARMFIT_CUDA_CHECK(cudaEventRecord(stop));
-  SWARMFIT_CUDA_CHECK(cudaEventSynchronize(stop));
   DeviceTiming timing;
   float ms = 0.0f;
   SWARMFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, kernel_start, kernel_stop));

@@ -10,10 +10,7 @@ void integrate_chaos_cuda(Ensemble& ensemble, ChaosState& state, const RunReques
   DeviceRun run;
   run.prepare = [&] { d.fields = const_cast<double*>(upload_into(fields, state.fields(), state.data().size())); };
   run.launch = [&](const EnsembleView& view, const RunRequest& r) { launch_observed<ChaosObservation>(view, r, d); };
-  run.collect = [&] {
-    SWARMFIT_CUDA_CHECK(
-        cudaMemcpy(state.fields(), d.fields, state.data().size() * sizeof(double), cudaMemcpyDeviceToHost));
-  };
+  run.collect = [&] { download_from(state.fields(), static_cast<const double*>(d.fields), state.data().size()); };
   run_on_device(ensemble, request, run);
 }
 

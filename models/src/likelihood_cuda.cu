@@ -78,13 +78,9 @@ DeviceTiming integrate_likelihood_cuda(Ensemble& ensemble, const RunRequest& req
     launch_observed<LikelihoodObservation>(view, r, d);
   };
   run.collect = [&] {
-    auto download = [](double* host, const double* device, std::size_t count) {
-      if (host && device && count)
-        SWARMFIT_CUDA_CHECK(cudaMemcpy(host, device, count * sizeof(double), cudaMemcpyDeviceToHost));
-    };
-    download(h.log_likelihood, d.log_likelihood, systems);
-    download(h.rv_model, d.rv_model, systems * h.num_rv);
-    download(h.transit_model, d.transit_model, systems * h.num_transits);
+    download_from(h.log_likelihood, d.log_likelihood, systems);
+    download_from(h.rv_model, d.rv_model, systems * h.num_rv);
+    download_from(h.transit_model, d.transit_model, systems * h.num_transits);
   };
   return run_on_device(ensemble, with_layout(request, static_cast<long>(systems), ensemble.num_bodies()), run);
 }

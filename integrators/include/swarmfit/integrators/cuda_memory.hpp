@@ -8,9 +8,12 @@
 
 namespace swarmfit {
 
-// A grow-only buffer (freed with it): device memory, or pinned host memory. A pinned buffer that
-// is outgrown is kept until the buffer is released, not freed while it grows: cudaFreeHost
-// synchronises the whole device, so a growth would wait for every kernel in flight.
+// A grow-only buffer (freed with it): device memory, or pinned host memory. Neither synchronises
+// the device, which would make the calling thread wait for every kernel in flight, other
+// threads' too (a catalog's packed launches of ~100 ms: bench/RESULTS.md, sixth session): device
+// memory comes from the stream-ordered allocator (cudaMallocAsync and cudaFreeAsync on the
+// calling thread's stream, where cudaMalloc and cudaFree synchronise), and a pinned buffer that is
+// outgrown is kept until the buffer is released (cudaFreeHost synchronises).
 struct GrowBuffer {
   bool pinned = false;
   void* ptr = nullptr;
@@ -28,13 +31,21 @@ struct GrowBuffer {
       else
         release();
       ptr = nullptr;
-      SWARMFIT_CUDA_CHECK(pinned ? cudaMallocHost(&ptr, count * sizeof(V)) : cudaMalloc(&ptr, count * sizeof(V)));
+      if (pinned) {
+        SWARMFIT_CUDA_CHECK(cudaMallocHost(&ptr, count * sizeof(V)));
+      } else {
+        SWARMFIT_CUDA_CHECK(cudaMallocAsync(&ptr, count * sizeof(V), cudaStreamPerThread));
+        // (Usable by the other streams once the allocation is made: this thread's work so far.)
+        SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+      }
       bytes = count * sizeof(V);
     }
     return static_cast<V*>(ptr);
   }
+  // The buffer's users have waited for their streams: the memory is free for reuse once this
+  // thread's stream gets there.
   void release() {
-    if (ptr) pinned ? cudaFreeHost(ptr) : cudaFree(ptr);  // no throwing from a destructor
+    if (ptr) pinned ? cudaFreeHost(ptr) : cudaFreeAsync(ptr, cudaStreamPerThread);  // no throwing from a destructor
     for (void* p : outgrown) cudaFreeHost(p);
     outgrown.clear();
     ptr = nullptr;
@@ -43,13 +54,24 @@ struct GrowBuffer {
   ~GrowBuffer() { release(); }
 };
 
-// A synchronous upload of `count` values into a grow-only device buffer (null stays null).
+// A synchronous upload of `count` values into a grow-only device buffer (null stays null), on
+// the calling thread's stream: on the legacy default stream, which every thread shares, it
+// waited for any kernel another thread had queued there.
 template <class V>
 const V* upload_into(GrowBuffer& buffer, const V* host, std::size_t count) {
   if (!host || count == 0) return nullptr;
   V* device = buffer.get<V>(count);
-  SWARMFIT_CUDA_CHECK(cudaMemcpy(device, host, count * sizeof(V), cudaMemcpyHostToDevice));
+  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(V), cudaMemcpyHostToDevice, cudaStreamPerThread));
+  SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
   return device;
+}
+
+// A synchronous download of `count` values (the calling thread's stream, as upload_into).
+template <class V>
+void download_from(V* host, const V* device, std::size_t count) {
+  if (!host || !device || count == 0) return;
+  SWARMFIT_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(V), cudaMemcpyDeviceToHost, cudaStreamPerThread));
+  SWARMFIT_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 }
 
 }  // namespace swarmfit
