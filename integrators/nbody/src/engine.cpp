@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
 namespace swarmfit::nbody {
@@ -99,11 +101,18 @@ void BlockHermite::forces(double t, const std::vector<int>& active, int order, F
 }
 
 namespace {
+// frexp's exponent (step = f 2^e, f in [0.5, 1)), read from the bits of a normal number: the
+// bookkeeping of millions of body steps calls it once a body step.
 int step_exponent(double step) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &step, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  if (biased != 0 && biased != 0x7ff) return biased - 1022;
   int e = 0;
   std::frexp(step, &e);
   return e;
 }
+constexpr int kExponentOffset = 1074;  // frexp's exponents of positive doubles: -1073 .. 1024
 }  // namespace
 
 void BlockHermite::merge_into(std::vector<int>& sorted, const std::vector<int>& more) {
@@ -286,8 +295,15 @@ void BlockHermite::step_order() {
     // Back into their levels, each kept sorted: the active bodies come in index order, so each
     // level's new members do too, and a level that already holds bodies (of another block time)
     // takes them by a merge.
+    // (Each level's list found through a table by exponent, not a map lookup a body.)
     for (auto& [exponent, members] : arriving_) members.clear();
-    for (int i : active_) arriving_[step_exponent(bodies_.step[i])].push_back(i);
+    if (arriving_slot_.empty()) arriving_slot_.assign(kExponentOffset + 1025, nullptr);
+    for (int i : active_) {
+      const int e = step_exponent(bodies_.step[i]);
+      std::vector<int>*& slot = arriving_slot_[e + kExponentOffset];
+      if (!slot) slot = &arriving_[e];  // (map nodes stay put)
+      slot->push_back(i);
+    }
     for (auto& [exponent, members] : arriving_)
       if (!members.empty()) merge_into(levels_[exponent], members);
   }

@@ -124,10 +124,11 @@ class BlockHermite {
   double time_ = 0;
   NbodyCounters counters_;
   std::vector<int> active_;
-  std::map<int, std::vector<int>> arriving_;  // the active bodies by their new level (reused)
-  std::vector<int> scratch_;                  // merge_into's buffer (reused)
-  std::vector<double> wanted_;                // the correctors' next steps, per active body
-  std::vector<double> next_step_;             // and (backend steps) the backend's quantised ones
+  std::map<int, std::vector<int>> arriving_;      // the active bodies by their new level (reused)
+  std::vector<std::vector<int>*> arriving_slot_;  // arriving_'s lists by exponent + 1074
+  std::vector<int> scratch_;                      // merge_into's buffer (reused)
+  std::vector<double> wanted_;                    // the correctors' next steps, per active body
+  std::vector<double> next_step_;                 // and (backend steps) the backend's quantised ones
   IBatch batch_;
   ForceResult result_;
 };
