@@ -237,8 +237,9 @@ void BlockHermite::step_order() {
   const int na = static_cast<int>(active_.size());
   auto correct_start = std::chrono::steady_clock::now();
   if (backend_steps_) {
-    // The device predicts the active bodies, sums their forces and corrects them; under MPI each
-    // rank corrects every active body with the ranks' sums, so that all devices hold every body.
+    // The backend (on the GPU: the device) predicts the active bodies, sums their forces and
+    // corrects them; under MPI each rank corrects every active body with the ranks' sums, so that
+    // every rank's backend holds every body.
     const auto start_forces = std::chrono::steady_clock::now();
     result_.resize(na, Order);
     backend_->active_forces(t_next, Order, settings_.softening * settings_.softening, slice_, active_, result_);
