@@ -89,6 +89,12 @@ DeviceTiming run_on_device(Ensemble& ensemble, const RunRequest& request, const 
   if (!on_stream.cuda_stream) on_stream.cuda_stream = cudaStreamPerThread;
   const cudaStream_t stream = static_cast<cudaStream_t>(on_stream.cuda_stream);
   GrowBuffer bodies, clocks;
+  // Destroyed first: however this ends (an error too), the buffers are freed only once their
+  // stream's work is done (they are freed on this thread's stream, the kernel may run on another).
+  struct WaitForStream {
+    cudaStream_t s;
+    ~WaitForStream() { cudaStreamSynchronize(s); }
+  } wait_for_stream{stream};
   SWARMFIT_CUDA_CHECK(cudaEventRecord(start, stream));
   double* device_bodies = bodies.get<double>(ensemble.body_data().size());
   double* device_clocks = clocks.get<double>(ensemble.clock_data().size());

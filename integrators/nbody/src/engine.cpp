@@ -131,6 +131,7 @@ void BlockHermite::rebuild_levels() {  // in index order: every level sorted
 }
 
 void BlockHermite::initialise() {
+  sync_host();  // (backend steps: the states are the backend's)
   const long n = bodies_.size();
   std::vector<int> all(n);
   for (long i = 0; i < n; ++i) all[i] = static_cast<int>(i);
@@ -200,6 +201,7 @@ void BlockHermite::sync_host() const {
 }
 
 void BlockHermite::resume() {
+  sync_host();
   // The block time is the latest body time (the bodies of the last block step are there).
   time_ = *std::max_element(bodies_.time.begin(), bodies_.time.end());
   for (long i = 0; i < bodies_.size(); ++i)
@@ -254,6 +256,7 @@ void BlockHermite::step_order() {
     counters_.force_seconds += std::chrono::duration<double>(correct_start - start_forces).count();
     backend_->correct_active(t_next, Order, settings_.eta, settings_.max_step, reduce_ ? &result_ : nullptr, wanted_,
                              next_step_);
+    for (int i : active_) bodies_.time[i] = t_next;  // (before a refusal below: the backend corrected them all)
     host_stale_ = true;
   } else {
     forces(t_next, active_, Order, result_);
@@ -278,7 +281,6 @@ void BlockHermite::step_order() {
     // (Backend steps: the backend quantised the step.)
     const double dt =
         backend_steps_ ? next_step_[k] : quantise_step(wanted, bodies_.step[i], t_next, settings_.max_step);
-    if (backend_steps_) bodies_.time[i] = t_next;
     if (dt < settings_.min_step || std::isnan(wanted)) {  // inf: nothing limits the step
       std::ostringstream m;
       m << "body " << bodies_.id[i] << " at t = " << t_next << " needs a step of " << wanted << " (below min_step "

@@ -1,6 +1,8 @@
-// The large-N engine's forces on the GPU. The massive bodies live in device memory (structures of
-// arrays) and only the bodies corrected in a block step are sent again (as Sapporo and phi-GPU keep
-// their j-particles); each block step predicts them all on the device, then sums the pairs of the
+// The large-N engine's forces on the GPU. The bodies live in device memory (structures of arrays):
+// with backend steps (the default) all of them, predicted and corrected there (steps_cuda.cu), so
+// a block step sends only the active bodies' indices; otherwise the massive ones, of which only
+// those corrected in a block step are sent again (as Sapporo and phi-GPU keep their
+// j-particles). Each block step predicts the j bodies on the device, then sums the pairs of the
 // active bodies i: a thread per i, the j bodies staged through shared memory a tile at a time, and
 // the j range split over the grid's second dimension so that a block step with few active bodies
 // still fills the device (the j-split of Sapporo, Gaburov et al. 2009, and HiGPUs). The splits'
@@ -356,6 +358,8 @@ class CudaBackend final : public ForceBackend {
       const std::size_t elements = static_cast<std::size_t>(ni) * packed_width(order);
       result_.reserve(elements);
       check(cudaMemsetAsync(result_.ptr, 0, elements * sizeof(double)), "zero");
+      // The uploads from staging_ done before it is reused (the other path waits for its download).
+      check(cudaStreamSynchronize(0), "zero");
       return;
     }
     const int iblocks = (ni + kThreads - 1) / kThreads;

@@ -3,6 +3,9 @@
 // contraction, so that the device's predictions and corrections are the host's bit for bit (the
 // host is built with -ffp-contract=off; IEEE division and square root on both). The forces alone
 // then differ between the CPU and GPU backends, and the GPU backend's own steps equal the host's.
+// One exception: order 6's step criterion takes a cube root, which neither libm's nor CUDA's
+// rounds correctly, so a wanted step may differ in its last bit; that changes a body's block step
+// only where it lies within an ulp of a power of two (the states do not depend on it otherwise).
 #include <cuda_runtime.h>
 
 #include <stdexcept>

@@ -1,7 +1,8 @@
 // Where the large-N engine's forces are summed: the pair loop over active bodies i and massive
-// bodies j, on CPU threads or the GPU. A backend keeps its own copy of the massive bodies' states
-// (on the GPU: device memory, updated only for the bodies corrected in a block step, as Sapporo
-// and phi-GPU keep their j-particles) and predicts them to each block time itself.
+// bodies j, on CPU threads or the GPU. A backend keeps its own copy of the bodies' states (on the
+// GPU: device memory, as Sapporo and phi-GPU keep their j-particles) and predicts them to each
+// block time itself: with backend steps every body, which it also corrects (below); otherwise the
+// massive ones, updated with the bodies the engine corrected.
 #pragma once
 
 #include <cstdint>
@@ -73,7 +74,8 @@ class ForceBackend {
   // steps. On the GPU no state then crosses the bus (phi-GPU and HiGPUs predict on the device
   // likewise; the host's predictor and corrector were the work every rank repeated:
   // bench/RESULTS.md, B8). The same hermite.hpp functions, the GPU's compiled without
-  // contraction: the same bits as the engine's host steps.
+  // contraction: the same bits as the engine's host steps (order 6's criterion up to its cube root's
+  // last bit, steps_cuda.cu).
   // Every body (massive first: gm holds theirs) at its own time; replaces load()'s copy.
   virtual void load_all(const std::vector<BodyState>& state, const std::vector<double>& time,
                         const std::vector<double>& gm) = 0;
