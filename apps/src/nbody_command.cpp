@@ -624,10 +624,13 @@ int nbody_command(int argc, char** argv) {
         "reduction %.2f s), energies %.2f s, output %.2f s\n",
         phases.setup, phases.start, phases.steps, c.force_seconds, c.reduce_seconds, phases.energy, phases.output);
     // The block steps' host work, which every rank repeats: where a run over GPUs loses its time.
+    // (Backend steps: the prediction is in the forces, and `correct` is the backend's corrector
+    // with the levels' bookkeeping.)
     std::printf(
-        "swarmfit nbody: block steps' host work: predict %.2f s, correct %.2f s, update the backend %.2f s, "
+        "swarmfit nbody: block steps' host work%s: predict %.2f s, correct %.2f s, update the backend %.2f s, "
         "levels and the rest %.2f s; after each step (the ranks' signal check, progress) %.2f s\n",
-        c.predict_seconds, c.correct_seconds, c.update_seconds,
+        s.backend_steps ? " (backend steps: predicted and corrected by the backend)" : "", c.predict_seconds,
+        c.correct_seconds, c.update_seconds,
         c.step_seconds - c.force_seconds - c.predict_seconds - c.correct_seconds - c.update_seconds, phases.hook);
   }
   if (stopped) return 128 + stop_signal();
