@@ -207,12 +207,15 @@ class CpuBackend final : public ForceBackend {
     const double *AX = predicted_[6].data(), *AY = predicted_[7].data(), *AZ = predicted_[8].data();
     const double* M = gm_.data();
     if constexpr (Order == 8) {
+      const double *JX = predicted_[9].data(), *JY = predicted_[10].data(), *JZ = predicted_[11].data();
+      const double jxi = batch.j[3 * k], jyi = batch.j[3 * k + 1], jzi = batch.j[3 * k + 2];
+#pragma omp simd reduction(+ : sum[:13])
       for (long j = j0; j < j1; ++j) {
         double t[13];
-        const double dj[3] = {predicted_[9][j] - batch.j[3 * k], predicted_[10][j] - batch.j[3 * k + 1],
-                              predicted_[11][j] - batch.j[3 * k + 2]};
+        const double dj[3] = {JX[j] - jxi, JY[j] - jyi, JZ[j] - jzi};
         pair_terms<8>(X[j] - xi, Y[j] - yi, Z[j] - zi, VX[j] - vxi, VY[j] - vyi, VZ[j] - vzi, AX[j] - axi, AY[j] - ayi,
                       AZ[j] - azi, M[j], eps2, j == self, t, dj);
+#pragma GCC unroll 13
         for (int q = 0; q < 13; ++q) sum[q] += t[q];
       }
     } else {

@@ -34,7 +34,10 @@ SWARMFIT_HD void pair_terms(double dx, double dy, double dz, double dvx, double 
 #if defined(__CUDA_ARCH__)
   const double rinv = self ? 0.0 : rsqrt(r2);  // the device's reciprocal square root (1 ulp), not sqrt and a division
 #else
-  const double rinv = self ? 0.0 : 1.0 / std::sqrt(r2);
+  // (Computed for the pair with itself too and dropped by the select: a branch here keeps the
+  // CPU's order-8 pass from vectorising.)
+  const double y = 1.0 / std::sqrt(r2);
+  const double rinv = self ? 0.0 : y;
 #endif
   const double rinv2 = rinv * rinv;
   const double mr = gm * rinv;
@@ -57,8 +60,10 @@ SWARMFIT_HD void pair_terms(double dx, double dy, double dz, double dvx, double 
       const double va = dvx * dax + dvy * day + dvz * daz;
       const double rj = dx * dj[0] + dy * dj[1] + dz * dj[2];
       const double gamma = (3.0 * va + rj) * rinv2 + alpha * (3.0 * beta - 4.0 * alpha * alpha);
-      for (int d = 0; d < 3; ++d)
-        t[10 + d] = mr3 * dj[d] - 9.0 * alpha * t[6 + d] - 9.0 * beta * t[3 + d] - 3.0 * gamma * t[d];
+      // (Written out, not a loop: the CPU's order-8 pass vectorises over j only without inner loops.)
+      t[10] = mr3 * dj[0] - 9.0 * alpha * t[6] - 9.0 * beta * t[3] - 3.0 * gamma * t[0];
+      t[11] = mr3 * dj[1] - 9.0 * alpha * t[7] - 9.0 * beta * t[4] - 3.0 * gamma * t[1];
+      t[12] = mr3 * dj[2] - 9.0 * alpha * t[8] - 9.0 * beta * t[5] - 3.0 * gamma * t[2];
     }
   } else {
     (void)dax, (void)day, (void)daz;
