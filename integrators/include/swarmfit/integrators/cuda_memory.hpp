@@ -10,7 +10,7 @@ namespace swarmfit {
 
 // A grow-only buffer (freed with it): device memory, or pinned host memory. Neither synchronises
 // the device, which would make the calling thread wait for every kernel in flight, other
-// threads' too (a catalog's packed launches of ~100 ms: bench/RESULTS.md, sixth session): device
+// threads' too (a catalog's packed launches: bench/RESULTS.md, sixth session): device
 // memory comes from the stream-ordered allocator (cudaMallocAsync and cudaFreeAsync on the
 // calling thread's stream, where cudaMalloc and cudaFree synchronise), and a pinned buffer that is
 // outgrown is kept until the buffer is released (cudaFreeHost synchronises).
